@@ -1,0 +1,199 @@
+"""The command line (DESIGN.md §3, contract): run, list, explain, docs."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from doctor import __version__
+from doctor.errors import InputError
+from doctor.model import Severity
+from doctor.registry import RegistryError
+
+FORMATS = ("table", "json", "junit", "sarif", "markdown")
+
+
+def _split(values: tuple) -> list:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def default_repo() -> Path:
+    from doctor.probes import run_cmd
+
+    res = run_cmd(["git", "rev-parse", "--show-toplevel"], timeout=10)
+    if res.returncode == 0 and res.stdout.strip():
+        return Path(res.stdout.strip())
+    return Path.cwd()
+
+
+def expand_output_pattern(path: str, env: Optional[dict] = None) -> str:
+    """`%j` → job id, `%N` → node name, `%%` → %, as in Slurm's output patterns."""
+    env = os.environ if env is None else env
+    import socket
+
+    subs = {"j": env.get("SLURM_JOB_ID", "nojob"),
+            "N": env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0],
+            "%": "%"}
+    out, i = "", 0
+    while i < len(path):
+        if path[i] == "%" and i + 1 < len(path) and path[i + 1] in subs:
+            out += subs[path[i + 1]]
+            i += 2
+        else:
+            out += path[i]
+            i += 1
+    return out
+
+
+def write_file(path: str, text: str) -> None:
+    p = Path(path)
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="doctor")
+def cli() -> None:
+    """Pre-flight checks for distributed PyTorch jobs on Slurm clusters."""
+
+
+@cli.command("run")
+@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
+              "(default: git toplevel of the current directory, else the current directory).")
+@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
+@click.option("--sbatch", "sbatch", multiple=True, help="Job script (repeatable; default: "
+              "files in the repo holding #SBATCH lines).")
+@click.option("--cache", "caches", multiple=True, help="Cache file or directory to scan "
+              "(repeatable).")
+@click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
+@click.option("--no-smoke", is_flag=True, help="Skip the DDP smoke.")
+@click.option("--static", is_flag=True, help="Only checks that need no live node (CI gate); "
+              "implies --no-smoke; never imports torch.")
+@click.option("--only", multiple=True, help="Comma-separated check ids or tags to run.")
+@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
+@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
+              help="Settings file (default: <repo>/doctor.yaml, else [tool.doctor] in "
+              "<repo>/pyproject.toml).")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+              show_default=True, help="What goes to stdout (or --output).")
+@click.option("--output", help="Write the --format output to this file instead of stdout.")
+@click.option("--json", "json_file", help="Also write the JSON report here (%j: job id, "
+              "%N: node name).")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
+              show_default=True, help="Lowest severity of a failure that makes the exit code 1.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 unless the input is bad (exit 2).")
+@click.option("--torch-version", help="The torch version the job will run (default: the "
+              "installed one); rules that differ between versions follow it.")
+def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
+            model: Optional[str], no_smoke: bool, static: bool, only: tuple, skip: tuple,
+            settings_file: Optional[Path], fmt: str, output: Optional[str],
+            json_file: Optional[str], fail_on: str, exit_zero: bool,
+            torch_version: Optional[str]) -> None:
+    """Run the checks and report."""
+    from doctor.context import Job
+    from doctor.report import render
+    from doctor.runner import run
+
+    job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
+              caches=caches, settings_file=settings_file, model=model,
+              torch_version=torch_version, static=static)
+    report = run(job, only=_split(only), skip=_split(skip), static=static, no_smoke=no_smoke,
+                 fail_on=Severity.parse(fail_on), on_done=_progress())
+    text = render(fmt, report) if fmt != "table" else _table(report, output is None)
+    if output:
+        write_file(expand_output_pattern(output), text)
+    else:
+        click.echo(text, nl=False)
+    if json_file:
+        write_file(expand_output_pattern(json_file), render("json", report))
+    code = report.exit_code()
+    sys.exit(0 if exit_zero else code)
+
+
+def _table(report, to_stdout: bool) -> str:
+    from doctor.report.table_format import render
+
+    color = to_stdout and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return render(report, color=color)
+
+
+def _progress():
+    """Progress on stderr, only on a terminal and only once the run takes over a second."""
+    if not sys.stderr.isatty():
+        return None
+    t0 = time.monotonic()
+
+    def on_done(result) -> None:
+        if time.monotonic() - t0 > 1.0:
+            click.echo(f"\r\033[K  {result.status.value:5} {result.id} "
+                       f"({result.duration_s:.1f}s)", err=True, nl=False)
+
+    return on_done
+
+
+@cli.command("list")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+              show_default=True)
+def list_cmd(fmt: str) -> None:
+    """Every check: id, severity, title, tags, needs."""
+    from tabulate import tabulate
+
+    from doctor.registry import all_checks
+
+    specs = all_checks()
+    if fmt == "json":
+        click.echo(json.dumps([{"id": s.id, "severity": str(s.severity), "title": s.title,
+                                "tags": list(s.tags), "needs": list(s.needs),
+                                "static": s.static} for s in specs], indent=2))
+        return
+    rows = [[s.id, str(s.severity), "yes" if s.static else "", ",".join(s.tags),
+             ",".join(s.needs), s.title] for s in specs]
+    click.echo(tabulate(rows, headers=["id", "severity", "static", "tags", "needs", "title"]))
+
+
+@cli.command("explain")
+@click.argument("check_id")
+def explain_cmd(check_id: str) -> None:
+    """Print a check's full documentation."""
+    from doctor.docs import check_markdown
+    from doctor.registry import get
+
+    spec = get(check_id)
+    if spec is None:
+        raise InputError(f"unknown check id {check_id!r} (see `doctor list`)")
+    click.echo(check_markdown(spec))
+
+
+def main(argv: Optional[list] = None) -> None:
+    """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
+    try:
+        cli.main(args=argv, prog_name="doctor", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("doctor: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        click.echo(f"doctor: error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except (InputError, RegistryError) as exc:
+        click.echo(f"doctor: error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        click.echo("doctor: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug in the doctor itself: still no traceback by default
+        if os.environ.get("DOCTOR_DEBUG"):
+            raise
+        click.echo(f"doctor: internal error: {type(exc).__name__}: {exc} "
+                   "(set DOCTOR_DEBUG=1 for the traceback)", err=True)
+        sys.exit(3)
+    sys.exit(0)

@@ -1,0 +1,202 @@
+"""The Job: everything the checks may know, computed lazily and once.
+
+Inputs (configs, job scripts, settings) are read eagerly when the Job is made,
+so that bad input is an exit-2 error before any check runs. Facts about the
+node come from probes (doctor/probes/), on first use, memoized, thread-safe,
+and replaceable by recorded facts (`facts=`) for tests and fixtures.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Optional
+
+from doctor.configs import ConfigFile, load_yaml_text
+from doctor.errors import InputError
+from doctor.jobenv import JobEnv, effective_env
+from doctor.probes import PROBES, load_probes, run_cmd
+from doctor.sbatch import SbatchScript, load_sbatch, looks_like_sbatch
+from doctor.settings import Settings, load_settings
+
+DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml",
+                        "conf/**/*.yml", "config/**/*.yaml", "config/**/*.yml")
+PRUNE_DIRS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox",
+              "site-packages", ".mypy_cache", ".pytest_cache", "build", "dist"}
+SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm", ".job", ".bash", ""}
+MAX_SCAN_FILES = 20000
+
+
+class Job:
+    def __init__(self, repo: Path, *, configs: Iterable = (), sbatch: Iterable = (),
+                 caches: Iterable = (), settings: Optional[Settings] = None,
+                 settings_file: Optional[Path] = None, model: Optional[str] = None,
+                 torch_version: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                 facts: Optional[dict] = None, static: bool = False):
+        repo = Path(repo)
+        if not repo.exists():
+            raise InputError(f"repository path does not exist: {repo}")
+        if not repo.is_dir():
+            raise InputError(f"repository path is not a directory: {repo}")
+        self.repo = repo.resolve()
+        self.settings = settings if settings is not None else load_settings(
+            self.repo, Path(settings_file) if settings_file else None)
+        self.site: dict = dict(self.settings.site)
+        self.login_env: dict = dict(os.environ if env is None else env)
+        self.in_job = "SLURM_JOB_ID" in self.login_env
+        self.static = static
+        self.model = model or self.settings.smoke.get("model")
+        self._torch_version = torch_version or self.settings.torch_version
+        self._overrides = dict(facts or {})
+        self._facts: dict = {}
+        self._locks: dict = {}
+        self._lock = threading.Lock()
+        self._envs: dict = {}
+        self._cleanups: list = []
+        self.configs: list = [self._load_config(p) for p in self._config_paths(configs)]
+        self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
+        self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
+        load_probes()
+
+    # ---- paths ---------------------------------------------------------
+    def _path(self, p: Any) -> Path:
+        p = Path(os.path.expanduser(str(p)))
+        return p if p.is_absolute() else (Path.cwd() / p)
+
+    def rel(self, path: Any) -> str:
+        """A path relative to the repo when inside it, else absolute."""
+        p = Path(path)
+        try:
+            return str(p.resolve().relative_to(self.repo))
+        except ValueError:
+            return str(p)
+
+    def _config_paths(self, explicit: Iterable) -> list:
+        paths = [self._path(p) for p in explicit]
+        for p in paths:
+            if not p.exists():
+                raise InputError(f"config file not found: {p}")
+        globs = self.settings.configs or ([] if paths else list(DEFAULT_CONFIG_GLOBS))
+        for pattern in globs:
+            paths += sorted(p for p in self.repo.glob(pattern) if p.is_file())
+        return _unique(paths)
+
+    def _load_config(self, path: Path) -> ConfigFile:
+        return ConfigFile(path=path.resolve(), rel=self.rel(path), data=load_yaml_text(path))
+
+    def _sbatch_paths(self, explicit: Iterable) -> list:
+        paths = [self._path(p) for p in explicit]
+        if paths:
+            return _unique(paths)
+        return [p for p in self.repo_files(SCRIPT_SUFFIXES) if looks_like_sbatch(p)]
+
+    def repo_files(self, suffixes: Optional[set] = None,
+                   names: Optional[Iterable[str]] = None) -> list:
+        """Files of the repo (git's view when it is a repo, else a pruned walk)."""
+        key = ("repo_files",)
+        if key not in self._facts:
+            self._facts[key] = self._list_repo_files()
+        wanted_names = set(names or ())
+        out = []
+        for p in self._facts[key]:
+            if (suffixes is None or p.suffix in suffixes or p.name in wanted_names) \
+                    and p.is_file():
+                out.append(p)
+        return out
+
+    def _list_repo_files(self) -> list:
+        res = run_cmd(["git", "-C", str(self.repo), "ls-files", "-z", "--cached", "--others",
+                       "--exclude-standard"], timeout=20)
+        if res.returncode == 0:
+            rels = [r for r in res.stdout.split("\0") if r]
+            return [self.repo / r for r in rels[:MAX_SCAN_FILES]]
+        out: list = []
+        for root, dirs, files in os.walk(self.repo):
+            dirs[:] = sorted(d for d in dirs if d not in PRUNE_DIRS and not d.startswith("."))
+            out += [Path(root) / f for f in sorted(files)]
+            if len(out) > MAX_SCAN_FILES:
+                break
+        return out
+
+    # ---- facts ---------------------------------------------------------
+    def fact(self, name: str) -> Any:
+        """A fact from its probe, computed once (thread-safe) or from the overrides."""
+        if name in self._overrides:
+            return self._overrides[name]
+        with self._lock:
+            if name in self._facts:
+                return self._facts[name]
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock:
+            if name not in self._facts:
+                if name not in PROBES:
+                    raise KeyError(f"no probe for fact {name!r}")
+                self._facts[name] = PROBES[name](self)
+            return self._facts[name]
+
+    def has_fact(self, name: str) -> bool:
+        return name in self._overrides or name in PROBES
+
+    def facts_gathered(self) -> dict:
+        """The facts this run used, for the report."""
+        out = {k: v for k, v in self._facts.items() if isinstance(k, str)}
+        out.update({k: v for k, v in self._overrides.items() if k in out or k in PROBES})
+        return out
+
+    # ---- the job -------------------------------------------------------
+    def job_env(self, script: Optional[SbatchScript] = None) -> JobEnv:
+        """Login environment + this script's exports (None: the login environment)."""
+        key = script.rel if script else None
+        if key not in self._envs:
+            self._envs[key] = effective_env(self.login_env, script, in_job=self.in_job)
+        return self._envs[key]
+
+    @property
+    def torch_version(self) -> Optional[str]:
+        """The torch the job will run: --torch-version, settings, else the installed one."""
+        return self._torch_version or self.fact("torch_installed")
+
+    def nodes(self, script: Optional[SbatchScript] = None) -> Optional[int]:
+        if self.in_job and self.login_env.get("SLURM_NNODES", "").isdigit():
+            return int(self.login_env["SLURM_NNODES"])
+        if script is not None:
+            return script.nodes
+        counts = [s.nodes for s in self.scripts if s.nodes]
+        return max(counts) if counts else None
+
+    def git(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess:
+        """Run git in the repo with a timeout; raises Skip-worthy errors to the caller."""
+        res = run_cmd(["git", "-C", str(self.repo), *args], timeout=timeout)
+        return subprocess.CompletedProcess(["git", *args], res.returncode
+                                           if res.returncode is not None else -1,
+                                           res.stdout, res.stderr)
+
+    # ---- cleanup -------------------------------------------------------
+    def add_cleanup(self, fn: Callable[[], None]) -> None:
+        """Called by the runner when the run ends, times out or is interrupted."""
+        self._cleanups.append(fn)
+
+    def cleanup(self) -> None:
+        while self._cleanups:
+            fn = self._cleanups.pop()
+            try:
+                fn()
+            except Exception:
+                pass
+
+
+def _unique(paths: Iterable) -> list:
+    seen: set = set()
+    out = []
+    for p in paths:
+        key = str(Path(p).resolve())
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(p))
+    return out
+
+
+def match_any(name: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatch(name, pat) for pat in patterns)

@@ -1,0 +1,132 @@
+"""The job's effective environment: login environment + the script's exports.
+
+Evaluated symbolically and in order (a linear reading of the script: the
+doctor does not run it). Each value records where it was set and which
+per-job / per-node / per-rank / per-user / temp-dir parts it contains.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from doctor.sbatch import SbatchScript
+from doctor.shell import expand, unquote
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    name: str
+    value: str
+    source: str                  # "login" or "sbatch"
+    path: Optional[str] = None   # the script, for values it set
+    line: Optional[int] = None
+    parts: frozenset = frozenset()   # subset of {job, node, rank, user, tmp}
+    unresolved: tuple = ()           # pieces the doctor cannot know
+    exported: bool = True
+
+    @property
+    def resolved(self) -> bool:
+        return not self.unresolved
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.path else "login environment"
+
+
+class JobEnv(dict):
+    """name → EnvValue for the exported variables; `.notes` says what was skipped."""
+
+    notes: list
+
+    def text(self, name: str, default: Optional[str] = None) -> Optional[str]:
+        v = self.get(name)
+        return v.value if v is not None else default
+
+    def plain(self) -> dict:
+        return {k: v.value for k, v in self.items()}
+
+
+def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
+                  in_job: bool = False) -> JobEnv:
+    state: dict = {k: EnvValue(k, v, "login") for k, v in login.items()}
+    allexport = False
+    notes: list = []
+    for cmd in (script.commands if script else []):
+        argv0 = unquote(cmd.words[0])
+        words = list(cmd.words)
+        if argv0 in ("export", "declare", "typeset", "local", "readonly"):
+            args = words[1:]
+            flags = [unquote(a) for a in args if unquote(a).startswith("-")]
+            if argv0 != "export" and not any("x" in f for f in flags):
+                exported = None  # declare without -x: a shell variable
+            else:
+                exported = not any(f.startswith("-n") for f in flags)
+            for raw in args:
+                if unquote(raw).startswith("-"):
+                    continue
+                m = _ASSIGN.match(raw)
+                if m:
+                    _assign(state, m.group(1), m.group(2), script, cmd.line, in_job,
+                            exported if exported is not None else allexport)
+                else:
+                    name = unquote(raw)
+                    if name in state:
+                        state[name] = _replace(state[name], exported=bool(exported))
+        elif argv0 == "unset":
+            for raw in words[1:]:
+                state.pop(unquote(raw), None)
+        elif argv0 == "set" and len(words) > 1:
+            flag = unquote(words[1])
+            if flag in ("-a", "-o") and (flag == "-a" or unquote(words[-1]) == "allexport"):
+                allexport = True
+            elif flag in ("+a",):
+                allexport = False
+        elif all(_ASSIGN.match(w) for w in words):
+            for raw in words:
+                m = _ASSIGN.match(raw)
+                name = m.group(1)
+                was = state.get(name)
+                _assign(state, name, m.group(2), script, cmd.line, in_job,
+                        allexport or (was is not None and was.exported))
+        elif argv0 in ("source", ".", "module", "ml", "conda", "spack") and script:
+            notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set variables "
+                         "the doctor cannot see")
+    env = JobEnv((k, v) for k, v in state.items() if v.exported)
+    env.notes = notes
+    return env
+
+
+def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], line: int,
+            in_job: bool, exported: bool) -> None:
+    referenced: list = []
+
+    def lookup(var: str) -> Optional[str]:
+        referenced.append(var)
+        v = state.get(var)
+        return v.value if v is not None else None
+
+    res = expand(raw, lookup, in_job=in_job)
+    parts = set(res.parts)
+    unresolved = list(res.unresolved)
+    for var in referenced:
+        if var in state and var != name:
+            parts |= state[var].parts
+            unresolved += [u for u in state[var].unresolved if u not in unresolved]
+    state[name] = EnvValue(name, res.text, "sbatch", script.rel if script else None, line,
+                           frozenset(parts), tuple(unresolved), exported)
+
+
+def _replace(v: EnvValue, **kw: object) -> EnvValue:
+    from dataclasses import replace
+
+    return replace(v, **kw)
+
+
+SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|PRIVATE|AUTH|ACCESS_KEY",
+                    re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET.search(name))

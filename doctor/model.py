@@ -1,0 +1,154 @@
+"""The result model: what a check returns and what a run reports."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+class Severity(enum.IntEnum):
+    INFO = 10
+    WARNING = 20
+    ERROR = 30
+
+    @classmethod
+    def parse(cls, value: "str | Severity") -> "Severity":
+        if isinstance(value, Severity):
+            return value
+        try:
+            return cls[str(value).upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {value!r} (use info, warning or error)") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class Status(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Skip(Exception):
+    """Raised by a check whose preconditions do not hold; the reason is reported."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Location:
+    path: str
+    line: Optional[int] = None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem. `severity` defaults to the check's; a check may lower or raise it."""
+
+    message: str
+    location: Optional[Location] = None
+    fix: Optional[str] = None
+    commands: tuple = ()
+    data: dict = field(default_factory=dict)
+    severity: Optional[Severity] = None
+
+    def to_dict(self) -> dict:
+        return {
+            "message": self.message,
+            "location": self.location.to_dict() if self.location else None,
+            "fix": self.fix,
+            "commands": list(self.commands),
+            "data": self.data,
+        }
+
+
+@dataclass
+class Result:
+    id: str
+    title: str
+    severity: Severity
+    status: Status
+    findings: list = field(default_factory=list)
+    reason: Optional[str] = None
+    duration_s: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "severity": str(self.severity),
+            "status": str(self.status),
+            "duration_s": round(self.duration_s, 3),
+            "reason": self.reason,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+@dataclass
+class Report:
+    started_at: str
+    duration_s: float
+    host: dict
+    inputs: dict
+    results: list
+    facts: dict
+    fail_on: Severity = Severity.ERROR
+    version: str = "0.0.0"
+    extra: dict = field(default_factory=dict)  # additive top-level keys (e.g. `nodes`)
+    secrets: tuple = ()  # values that must never appear in any output
+
+    def doc(self) -> dict:
+        """The report document (DESIGN.md §4), secrets masked: what every format renders."""
+        from doctor.report.redact import redact
+
+        return redact(self.to_dict(), self.secrets)
+
+    def counts(self) -> dict:
+        counts = {s.value: 0 for s in Status}
+        for r in self.results:
+            counts[r.status.value] += 1
+        return counts
+
+    def status(self) -> str:
+        """pass, warn (failures below --fail-on), fail, or error (could not complete)."""
+        failed = [r for r in self.results if r.status is Status.FAIL]
+        if any(r.severity >= self.fail_on for r in failed):
+            return "fail"
+        if any(r.status is Status.ERROR for r in self.results):
+            return "error"
+        return "warn" if failed else "pass"
+
+    def exit_code(self) -> int:
+        return {"pass": 0, "warn": 0, "fail": 1, "error": 3}[self.status()]
+
+    def to_dict(self) -> dict:
+        doc = {
+            "schema_version": 1,
+            "tool": {"name": "doctor", "version": self.version},
+            "started_at": self.started_at,
+            "duration_s": round(self.duration_s, 3),
+            "host": self.host,
+            "inputs": self.inputs,
+            "summary": {"status": self.status(), "exit_code": self.exit_code(),
+                        "counts": self.counts()},
+            "results": [r.to_dict() for r in self.results],
+            "facts": self.facts,
+        }
+        doc.update(self.extra)
+        return doc
+
+
+JSON = Any

@@ -1,0 +1,146 @@
+"""The check registry: the @check decorator and discovery of check modules."""
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Union
+
+from doctor.model import Severity
+
+ID_RE = re.compile(r"^[a-z][a-z0-9-]{2,39}$")
+# A check with any of these needs probes a live node (or runs user code), so
+# `--static` (the CI gate) leaves it out.
+LIVE_NEEDS = frozenset({"node", "torch", "gpu", "smoke", "cache"})
+KNOWN_NEEDS = LIVE_NEEDS | {"repo", "git", "configs", "sbatch", "settings"}
+SECTIONS = ("## Why it matters", "## How to fix")
+
+
+class RegistryError(Exception):
+    """A broken check definition or check module: always loud."""
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    id: str
+    title: str
+    severity: Severity
+    func: Callable
+    tags: tuple = ()
+    needs: tuple = ()
+    timeout: Union[float, Callable[[Any], float]] = 10.0
+    module: str = ""
+
+    @property
+    def static(self) -> bool:
+        return not (set(self.needs) & LIVE_NEEDS)
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.func.__doc__ or "")
+
+    @property
+    def summary(self) -> str:
+        return self.doc.splitlines()[0] if self.doc else self.title
+
+    def section(self, heading: str) -> str:
+        """The text under `## heading` in the docstring."""
+        m = re.search(rf"^## {re.escape(heading)}\s*$(.*?)(?=^## |\Z)", self.doc, re.M | re.S)
+        return m.group(1).strip() if m else ""
+
+    @property
+    def options(self) -> dict:
+        """Keyword-only parameters and their defaults: the check's settings options."""
+        sig = inspect.signature(self.func)
+        return {p.name: p.default for p in sig.parameters.values()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+    def timeout_for(self, job: Any) -> float:
+        return float(self.timeout(job) if callable(self.timeout) else self.timeout)
+
+
+_REGISTRY: dict = {}
+
+
+def check(id: str, *, title: str, severity: str = "error", tags: tuple = (),
+          needs: tuple = (), timeout: Union[float, Callable[[Any], float]] = 10.0) -> Callable:
+    """Register a check. The function takes the Job and returns/yields findings."""
+
+    def register(func: Callable) -> Callable:
+        if not ID_RE.match(id):
+            raise RegistryError(f"check id {id!r} is not kebab-case ({ID_RE.pattern})")
+        if id in _REGISTRY and _REGISTRY[id].func.__qualname__ != func.__qualname__:
+            raise RegistryError(f"duplicate check id {id!r}: {_REGISTRY[id].module} "
+                                f"and {func.__module__}")
+        unknown = set(needs) - KNOWN_NEEDS
+        if unknown:
+            raise RegistryError(f"check {id!r}: unknown needs {sorted(unknown)}")
+        doc = inspect.cleandoc(func.__doc__ or "")
+        missing = [s for s in SECTIONS if s not in doc]
+        if missing:
+            raise RegistryError(f"check {id!r}: docstring lacks {', '.join(missing)}")
+        _REGISTRY[id] = CheckSpec(id=id, title=title, severity=Severity.parse(severity),
+                                  func=func, tags=tuple(tags), needs=tuple(needs),
+                                  timeout=timeout, module=func.__module__)
+        return func
+
+    return register
+
+
+_discovered = False
+
+
+def discover() -> dict:
+    """Import every module of `checks/` and every `doctor.checks` entry point.
+
+    Import errors and duplicate ids raise RegistryError: a check that silently
+    disappears is a check that silently passes.
+    """
+    global _discovered
+    if _discovered:
+        return _REGISTRY
+    import checks
+
+    for mod in sorted(pkgutil.walk_packages(checks.__path__, "checks."), key=lambda m: m.name):
+        try:
+            importlib.import_module(mod.name)
+        except RegistryError:
+            raise
+        except Exception as exc:
+            raise RegistryError(f"cannot import check module {mod.name}: "
+                                f"{type(exc).__name__}: {exc}") from exc
+    for ep in _entry_points("doctor.checks"):
+        try:
+            ep.load()
+        except RegistryError:
+            raise
+        except Exception as exc:
+            raise RegistryError(f"cannot load check pack {ep.name} ({ep.value}): "
+                                f"{type(exc).__name__}: {exc}") from exc
+    _discovered = True
+    return _REGISTRY
+
+
+def _entry_points(group: str) -> list:
+    from importlib import metadata
+
+    if sys.version_info >= (3, 10):
+        return list(metadata.entry_points(group=group))
+    return list(metadata.entry_points().get(group, []))
+
+
+def all_checks() -> list:
+    """Registry order: by id, so reports are stable whatever the import order."""
+    return [spec for _, spec in sorted(discover().items())]
+
+
+def get(check_id: str) -> Optional[CheckSpec]:
+    return discover().get(check_id)
+
+
+def unregister(check_id: str) -> None:
+    """For tests that register throw-away checks."""
+    _REGISTRY.pop(check_id, None)

@@ -1,0 +1,32 @@
+"""Secrets never appear: values of secret-looking variables become "***"."""
+from __future__ import annotations
+
+from typing import Any
+
+from doctor.jobenv import is_secret_name
+
+MASK = "***"
+MIN_SECRET_LEN = 4  # shorter values ("1", "yes") would mask unrelated text
+
+
+def secret_values(job: Any) -> tuple:
+    """Every value of a secret-named variable in the login env or any script's exports."""
+    values = {v for k, v in job.login_env.items() if is_secret_name(k)}
+    for script in [None, *job.scripts]:
+        values |= {v.value for k, v in job.job_env(script).items() if is_secret_name(k)}
+    return tuple(sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True))
+
+
+def redact(obj: Any, secrets: tuple) -> Any:
+    """A copy of obj with every secret value masked, and secret-named keys' values masked."""
+    if isinstance(obj, dict):
+        return {k: (MASK if isinstance(k, str) and is_secret_name(k) and isinstance(v, str)
+                    else redact(v, secrets)) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact(v, secrets) for v in obj]
+    if isinstance(obj, str):
+        for s in secrets:
+            if s in obj:
+                obj = obj.replace(s, MASK)
+        return obj
+    return obj

@@ -1,0 +1,202 @@
+"""select → run (concurrently, each with its deadline) → waive → Report."""
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import os
+import socket
+import threading
+import time
+import traceback
+from typing import Any, Callable, Iterable, Optional
+
+from doctor import __version__
+from doctor.context import Job
+from doctor.errors import InputError
+from doctor.model import Finding, Report, Result, Severity, Skip, Status
+from doctor.registry import CheckSpec, all_checks
+from doctor.report.redact import secret_values
+
+SMOKE_TAG = "smoke"
+
+
+def select(specs: list, *, only: Iterable[str] = (), skip: Iterable[str] = (),
+           select_: Iterable[str] = ("all",), ignore: Iterable[str] = (),
+           static: bool = False, no_smoke: bool = False) -> list:
+    """The checks to run, in registry order. Unknown ids or tags → InputError."""
+    names = {s.id for s in specs} | {t for s in specs for t in s.tags} | {"all"}
+    for source, items in (("--only", only), ("--skip", skip), ("select", select_),
+                          ("ignore", ignore)):
+        for item in items:
+            if item not in names:
+                raise InputError(f"{source}: unknown check id or tag {item!r} "
+                                 "(see `doctor list`)")
+
+    def matches(spec: CheckSpec, items: Iterable[str]) -> bool:
+        return any(i == "all" or i == spec.id or i in spec.tags for i in items)
+
+    chosen = [s for s in specs if matches(s, list(only) or list(select_))]
+    chosen = [s for s in chosen if not matches(s, list(skip) + list(ignore))]
+    if static:
+        chosen = [s for s in chosen if s.static]
+    if no_smoke or static:
+        chosen = [s for s in chosen if SMOKE_TAG not in s.tags]
+    return chosen
+
+
+def check_settings(job: Job, specs: list) -> None:
+    """Settings that name checks or options must name real ones (exit 2 otherwise)."""
+    by_id = {s.id: s for s in specs}
+    s = job.settings
+    for section in ("severity", "options"):
+        for check_id in getattr(s, section):
+            if check_id not in by_id:
+                raise InputError(f"{s.path}: {section}: unknown check id {check_id!r}")
+    for w in s.waivers:
+        if w.check not in by_id:
+            raise InputError(f"{s.path}: waivers: unknown check id {w.check!r}")
+    for check_id, opts in s.options.items():
+        known = by_id[check_id].options
+        for name, value in opts.items():
+            if name not in known:
+                raise InputError(f"{s.path}: options.{check_id}: unknown option {name!r}"
+                                 + (f" (known: {', '.join(sorted(known))})" if known else
+                                    " (this check has no options)"))
+            _check_type(check_id, name, value, known[name], s.path)
+
+
+def _check_type(check_id: str, name: str, value: Any, default: Any, where: Any) -> None:
+    if default is None or value is None:
+        return
+    ok = (isinstance(value, bool) if isinstance(default, bool)
+          else isinstance(value, (int, float)) and not isinstance(value, bool)
+          if isinstance(default, (int, float))
+          else isinstance(value, (list, tuple)) if isinstance(default, (list, tuple))
+          else isinstance(value, type(default)))
+    if not ok:
+        raise InputError(f"{where}: options.{check_id}.{name} must be "
+                         f"{type(default).__name__}, not {type(value).__name__}")
+
+
+def _normalize(out: Any) -> list:
+    if out is None:
+        return []
+    if isinstance(out, (str, Finding)):
+        out = [out]
+    findings = []
+    for item in out:
+        findings.append(Finding(item) if isinstance(item, str) else item)
+        if not isinstance(findings[-1], Finding):
+            raise TypeError(f"a check returned {type(item).__name__}, not a Finding")
+    return findings
+
+
+def run_one(spec: CheckSpec, job: Job) -> Result:
+    """Run one check in the calling thread (no deadline): the pure part of the runner."""
+    kwargs = dict(job.settings.options.get(spec.id, {}))
+    start = time.monotonic()
+    try:
+        out = spec.func(job, **kwargs)
+        findings = _normalize(out if not inspect.isgenerator(out) else list(out))
+        status, reason = (Status.FAIL if findings else Status.PASS), None
+    except Skip as exc:
+        findings, status, reason = [], Status.SKIP, exc.reason
+    except Exception as exc:
+        findings, status = [], Status.ERROR
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        reason = (f"{type(exc).__name__}: {exc} "
+                  f"(at {os.path.basename(frame.filename)}:{frame.lineno})")
+    return _result(spec, job, status, findings, reason, time.monotonic() - start)
+
+
+def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
+            reason: Optional[str], duration: float) -> Result:
+    override = job.settings.severity.get(spec.id)
+    if override is not None:
+        severity = override
+    elif findings:
+        severity = max(f.severity or spec.severity for f in findings)
+    else:
+        severity = spec.severity
+    return Result(spec.id, spec.title, severity, status, findings, reason, duration)
+
+
+def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
+               on_done: Optional[Callable[[Result], None]] = None) -> Report:
+    """Run the checks concurrently, each bounded by its own deadline."""
+    started = time.time()
+    t0 = time.monotonic()
+    today = dt.date.today()
+    waivers = {w.check: w for w in job.settings.waivers if w.expires >= today}
+    results: dict = {}
+    threads: dict = {}
+    try:
+        for spec in specs:
+            if spec.id in waivers:
+                w = waivers[spec.id]
+                results[spec.id] = _result(spec, job, Status.SKIP, [],
+                                           f"waived: {w.reason} (until {w.expires})", 0.0)
+                continue
+            box: dict = {}
+            t = threading.Thread(target=lambda s=spec, b=box: b.setdefault("r", run_one(s, job)),
+                                 name=f"check:{spec.id}", daemon=True)
+            threads[spec.id] = (t, box, spec.timeout_for(job), time.monotonic())
+            t.start()
+        for check_id, (t, box, timeout, begun) in threads.items():
+            t.join(max(0.0, begun + timeout - time.monotonic()))
+            if "r" in box:
+                results[check_id] = box["r"]
+            else:
+                spec = next(s for s in specs if s.id == check_id)
+                results[check_id] = _result(spec, job, Status.ERROR, [],
+                                            f"timed out after {timeout:g}s",
+                                            time.monotonic() - begun)
+            if on_done:
+                on_done(results[check_id])
+    finally:
+        job.cleanup()
+    ordered = [results[s.id] for s in specs]
+    ordered += _expired_waivers(job, today)
+    report = Report(
+        started_at=dt.datetime.fromtimestamp(started, dt.timezone.utc)
+        .strftime("%Y-%m-%dT%H:%M:%SZ"),
+        duration_s=time.monotonic() - t0,
+        host=host_info(job),
+        inputs={"repo": str(job.repo), "configs": [c.rel for c in job.configs],
+                "sbatch": [s.rel for s in job.scripts],
+                "caches": [str(c) for c in job.caches],
+                "settings": job.settings.path},
+        results=ordered, facts=job.facts_gathered(), fail_on=fail_on, version=__version__,
+        secrets=secret_values(job))
+    return report
+
+
+def _expired_waivers(job: Job, today: dt.date) -> list:
+    out = []
+    for w in job.settings.waivers:
+        if w.expires < today:
+            out.append(Result(
+                "waiver-expired", "A waiver in the settings has expired", Severity.WARNING,
+                Status.FAIL, [Finding(
+                    f"the waiver for {w.check} expired on {w.expires} ({w.reason}); "
+                    f"it is ignored and {w.check} ran",
+                    fix="Fix the problem, or renew the waiver with a new `expires:` date.",
+                    data={"check": w.check, "expires": str(w.expires), "reason": w.reason})]))
+    return out
+
+
+def host_info(job: Job) -> dict:
+    env = job.login_env
+    return {"hostname": socket.gethostname(),
+            "slurm_job_id": env.get("SLURM_JOB_ID"),
+            "slurm_node": env.get("SLURMD_NODENAME")}
+
+
+def run(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),
+        static: bool = False, no_smoke: bool = False, fail_on: Severity = Severity.ERROR,
+        on_done: Optional[Callable[[Result], None]] = None) -> Report:
+    specs = all_checks()
+    check_settings(job, specs)
+    chosen = select(specs, only=only, skip=skip, select_=job.settings.select,
+                    ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+    return run_checks(job, chosen, fail_on=fail_on, on_done=on_done)

@@ -1,0 +1,48 @@
+"""Shared test helpers: the real CLI, report validation against the schema."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+
+
+def validate_report(doc: dict) -> dict:
+    """Every report a test produces is validated against docs/report-schema.json."""
+    import jsonschema
+
+    jsonschema.validate(doc, SCHEMA)
+    return doc
+
+
+def run_doctor(*args: str, cwd: Path | None = None, env: dict | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+    """The real CLI in a child process, as a user runs it."""
+    full_env = dict(os.environ)
+    full_env.pop("SLURM_JOB_ID", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd or ROOT,
+                          env=full_env, capture_output=True, text=True, timeout=timeout)
+
+
+def run_json(*args: str, **kw) -> tuple:
+    """(exit code, validated JSON report) from `doctor run --format json ...`."""
+    proc = run_doctor("run", "--format", "json", *args, **kw)
+    assert proc.stdout, f"no report on stdout; stderr: {proc.stderr}"
+    return proc.returncode, validate_report(json.loads(proc.stdout))
+
+
+def result_of(doc: dict, check_id: str) -> dict:
+    return next(r for r in doc["results"] if r["id"] == check_id)
+
+
+@pytest.fixture
+def doctor_cli():
+    return run_doctor
