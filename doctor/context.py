@@ -136,6 +136,11 @@ class Job:
                 self._facts[name] = PROBES[name](self)
             return self._facts[name]
 
+    def record_fact(self, name: str, value: Any) -> None:
+        """A check's own observation for the report's `facts` (e.g. smoke timings)."""
+        with self._lock:
+            self._facts[name] = value
+
     def has_fact(self, name: str) -> bool:
         return name in self._overrides or name in PROBES
 
