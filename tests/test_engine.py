@@ -1,0 +1,271 @@
+"""The engine through the real CLI: exit codes, timeouts, crashes, settings, waivers,
+secrets, discovery of third-party check packs (entry point group `doctor.checks`)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, result_of, run_doctor, run_json
+
+PACK = ROOT / "tests" / "packs" / "testpack.py"
+
+
+def make_pack(site: Path, name: str, source: str) -> None:
+    """An installed-looking distribution: a module plus a dist-info with an entry point."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{name}.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[doctor.checks]\n{name} = {name}\n")
+
+
+@pytest.fixture
+def pack(tmp_path):
+    site = tmp_path / "site"
+    make_pack(site, "testpack", PACK.read_text())
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    return {"PYTHONPATH": str(site)}, repo
+
+
+def doctor(pack, *args, **kw):
+    env, repo = pack
+    return run_doctor(*args, env={**env, **kw.pop("env", {})}, **kw)
+
+
+def test_exit_0_when_nothing_fails(pack):
+    env, repo = pack
+    code, doc = run_json("--repo", str(repo), "--only", "test-pass,test-skip", env=env)
+    assert code == 0
+    assert doc["summary"] == {"status": "pass", "exit_code": 0,
+                              "counts": {"pass": 1, "fail": 0, "skip": 1, "error": 0}}
+    assert result_of(doc, "test-skip")["reason"] == "not applicable here"
+
+
+def test_exit_1_on_failure_with_location_fix_and_commands(pack):
+    env, repo = pack
+    code, doc = run_json("--repo", str(repo), "--only", "test-fail,test-pass", env=env)
+    assert code == 1
+    (finding,) = result_of(doc, "test-fail")["findings"]
+    assert finding == {"message": "failed with limit 3",
+                       "location": {"path": "configs/x.yaml", "line": 4},
+                       "fix": "Do the thing.", "commands": ["echo fix"], "data": {"limit": 3}}
+    table = doctor(pack, "run", "--repo", str(repo), "--only", "test-fail")
+    assert table.returncode == 1
+    assert "configs/x.yaml:4: failed with limit 3" in table.stdout
+    assert "$ echo fix" in table.stdout and "\033[" not in table.stdout
+
+
+def test_hang_and_crash_become_errors_and_the_run_finishes(pack):
+    env, repo = pack
+    t0 = time.monotonic()
+    code, doc = run_json("--repo", str(repo), "--only", "test-hang,test-crash,test-pass",
+                         env=env)
+    assert time.monotonic() - t0 < 15
+    assert code == 3
+    assert doc["summary"]["status"] == "error"
+    hang, crash = result_of(doc, "test-hang"), result_of(doc, "test-crash")
+    assert hang["status"] == "error" and hang["reason"] == "timed out after 1s"
+    assert crash["status"] == "error" and crash["reason"].startswith("RuntimeError: boom")
+    assert result_of(doc, "test-pass")["status"] == "pass"
+
+
+def test_failure_outranks_error_and_fail_on_warning(pack):
+    env, repo = pack
+    code, doc = run_json("--repo", str(repo), "--only", "test-fail,test-crash", env=env)
+    assert code == 1 and doc["summary"]["status"] == "fail"
+    code, doc = run_json("--repo", str(repo), "--only", "test-warn", env=env)
+    assert code == 0 and doc["summary"]["status"] == "warn"
+    code, doc = run_json("--repo", str(repo), "--only", "test-warn", "--fail-on", "warning",
+                         env=env)
+    assert code == 1 and doc["summary"]["status"] == "fail"
+    code, doc = run_json("--repo", str(repo), "--only", "test-fail", "--exit-zero", env=env)
+    assert code == 0 and doc["summary"]["exit_code"] == 1
+
+
+def test_selection_by_id_tag_and_skip(pack):
+    env, repo = pack
+    _, doc = run_json("--repo", str(repo), "--only", "testfail,test-pass", "--skip", "test-pass",
+                      env=env)
+    assert [r["id"] for r in doc["results"]] == ["test-fail"]
+    _, doc = run_json("--repo", str(repo), "--only", "test-hang,test-pass", "--static", env=env)
+    assert [r["id"] for r in doc["results"]] == ["test-pass"]  # test-hang needs a node
+
+
+def test_settings_severity_options_and_waivers(pack, tmp_path):
+    env, repo = pack
+    today = dt.date.today()
+    (repo / "doctor.yaml").write_text(f"""
+select: [test-fail, test-warn, test-pass]
+ignore: [test-pass]
+severity: {{test-fail: warning}}
+options: {{test-fail: {{limit: 7}}}}
+waivers:
+  - check: test-warn
+    reason: "tracked in OPS-1"
+    expires: {today + dt.timedelta(days=30)}
+  - check: test-fail
+    reason: "old"
+    expires: {today - dt.timedelta(days=1)}
+""")
+    code, doc = run_json("--repo", str(repo), env=env)
+    ids = [r["id"] for r in doc["results"]]
+    assert ids == ["test-fail", "test-warn", "waiver-expired"]
+    fail = result_of(doc, "test-fail")
+    assert fail["severity"] == "warning" and fail["findings"][0]["data"] == {"limit": 7}
+    warn = result_of(doc, "test-warn")
+    assert warn["status"] == "skip" and warn["reason"].startswith("waived: tracked in OPS-1")
+    expired = result_of(doc, "waiver-expired")
+    assert expired["status"] == "fail" and expired["severity"] == "warning"
+    assert "expired" in expired["findings"][0]["message"]
+    assert code == 0  # only warnings failed
+    assert doc["inputs"]["settings"].endswith("doctor.yaml")
+
+
+def test_settings_from_pyproject(pack):
+    env, repo = pack
+    (repo / "pyproject.toml").write_text('[tool.doctor]\nselect = ["test-fail"]\n'
+                                         '[tool.doctor.options.test-fail]\nlimit = 9\n')
+    code, doc = run_json("--repo", str(repo), env=env)
+    assert [r["id"] for r in doc["results"]] == ["test-fail"]
+    assert doc["results"][0]["findings"][0]["data"] == {"limit": 9}
+
+
+BAD_SETTINGS = [
+    ("colour: blue\n", "unknown settings key 'colour'"),
+    ("site: {shared: [/x]}\n", "unknown settings key 'site.shared'"),
+    ("severity: {no-such-check: warning}\n", "unknown check id 'no-such-check'"),
+    ("severity: {test-fail: fatal}\n", "unknown severity 'fatal'"),
+    ("options: {test-fail: {limt: 3}}\n", "unknown option 'limt'"),
+    ("options: {test-fail: {limit: many}}\n", "options.test-fail.limit must be int"),
+    ("waivers: [{check: test-fail, expires: 2030-01-01}]\n", "needs 'reason'"),
+    ("waivers: [{check: test-fail, reason: x, expires: someday}]\n", "is not a date"),
+    ("select: [nope]\n", "unknown check id or tag 'nope'"),
+    ("select: all\n", "select must be a list"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_SETTINGS)
+def test_bad_settings_exit_2_with_one_line(pack, text, message):
+    env, repo = pack
+    (repo / "doctor.yaml").write_text(text)
+    proc = doctor(pack, "run", "--repo", str(repo))
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
+
+
+def bad_inputs(repo: Path) -> list:
+    (repo / "bad.yaml").write_text("a: [1, 2\n")
+    (repo / "tabs.yaml").write_text("a:\n\tb: 1\n")
+    (repo / "bin.yaml").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(64))
+    (repo / "latin1.yaml").write_bytes(b"a: caf\xe9\n")
+    return [
+        (["--config", str(repo / "missing.yaml")], "config file not found"),
+        (["--config", str(repo / "bad.yaml")], "bad.yaml:2: invalid YAML"),
+        (["--config", str(repo / "tabs.yaml")], "tab character"),
+        (["--config", str(repo / "bin.yaml")], "binary file, not YAML"),
+        (["--config", str(repo / "latin1.yaml")], "not UTF-8"),
+        (["--config", str(repo)], "is a directory"),
+        (["--sbatch", str(repo / "nope.sbatch")], "sbatch script not found"),
+        (["--only", "no-such-check"], "unknown check id or tag 'no-such-check'"),
+        (["--settings", str(repo / "nope.yaml")], "settings file not found"),
+        (["--format", "xml"], "'xml' is not one of"),
+        (["--bogus-flag"], "No such option"),
+    ]
+
+
+def test_bad_input_exit_2_never_a_traceback(pack):
+    env, repo = pack
+    for args, message in bad_inputs(repo):
+        proc = doctor(pack, "run", "--repo", str(repo), *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert message in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and not proc.stdout
+    for args, message in [(["run", "--repo", str(repo / "nowhere")], "does not exist"),
+                          (["explain", "nope"], "unknown check id 'nope'"),
+                          (["frobnicate"], "No such command")]:
+        proc = doctor(pack, *args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_secrets_never_appear_in_any_format(pack, tmp_path):
+    env, repo = pack
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH -N 1\n"
+                                     "export HF_TOKEN=hf_supersecretvalue\n"
+                                     "export DB_PASSWORD='pa55word!'\nexport PLAIN=visible\n")
+    login = {**env, "WANDB_API_KEY": "wandb-key-123456", "MY_SECRET_THING": "s3cr3t-login"}
+    from doctor.report import FORMATS
+
+    for fmt in FORMATS:
+        out = tmp_path / f"out.{fmt}"
+        proc = doctor(pack, "run", "--repo", str(repo), "--only", "test-secret",
+                      "--format", fmt, "--output", str(out), "--json", str(tmp_path / "r.json"),
+                      env=login)
+        assert proc.returncode == 1, proc.stderr
+        for text in (out.read_text(), (tmp_path / "r.json").read_text(), proc.stdout,
+                     proc.stderr):
+            for secret in ("hf_supersecretvalue", "pa55word!", "wandb-key-123456",
+                           "s3cr3t-login"):
+                assert secret not in text, (fmt, secret)
+        assert "visible" in out.read_text() and "***" in out.read_text()
+
+
+def test_json_file_with_slurm_patterns(pack, tmp_path):
+    env, repo = pack
+    proc = doctor(pack, "run", "--repo", str(repo), "--only", "test-pass",
+                  "--json", str(tmp_path / "logs" / "doctor-%j-%N.json"),
+                  env={"SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "nid001"})
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "logs" / "doctor-4242-nid001.json").read_text())
+    assert doc["host"]["slurm_job_id"] == "4242" and doc["host"]["slurm_node"] == "nid001"
+
+
+def test_broken_check_packs_are_loud(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    site = tmp_path / "dup"
+    make_pack(site, "duppack", PACK.read_text())
+    make_pack(site, "duppack2", PACK.read_text().replace("def test_pass(", "def other_pass("))
+    proc = run_doctor("run", "--repo", str(repo), env={"PYTHONPATH": str(site)})
+    assert proc.returncode == 2 and "duplicate check id 'test-pass'" in proc.stderr
+    site = tmp_path / "broken"
+    make_pack(site, "brokenpack", "import no_such_module_anywhere\n")
+    proc = run_doctor("list", env={"PYTHONPATH": str(site)})
+    assert proc.returncode == 2
+    assert "cannot load check pack brokenpack" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_list_and_explain(pack):
+    proc = doctor(pack, "list", "--format", "json")
+    assert proc.returncode == 0
+    rows = {r["id"]: r for r in json.loads(proc.stdout)}
+    assert rows["test-hang"]["static"] is False and rows["test-pass"]["static"] is True
+    proc = doctor(pack, "explain", "test-fail")
+    assert proc.returncode == 0
+    assert "## Why it matters" in proc.stdout and "`limit`" in proc.stdout
+
+
+def test_static_run_never_imports_torch(tmp_path):
+    code = ("import sys, doctor.cli\n"
+            "try:\n    doctor.cli.main(['run', '--static', '--repo', sys.argv[1],"
+            " '--format', 'json'])\n"
+            "except SystemExit:\n    pass\n"
+            "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
+            "print('TORCH' if bad else 'CLEAN', file=sys.stderr)\n")
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", code, str(ROOT / "fixtures" / "demo")],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.stderr.strip().splitlines()[-1] == "CLEAN", proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["results"], "the static run checked nothing"
