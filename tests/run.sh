@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Set up and run the whole test suite. This is the README's test command, and
+# .ci/run calls it. Extra arguments go to pytest (e.g. `-k rsync`, `-m "not slurm"`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The oracles are real tools: rsync for the rsync emulation, a local two-node
+# Slurm (slurm-wlm + munge) for the in-job and multi-node tests, git for repos.
+need=()
+command -v rsync >/dev/null || need+=(rsync)
+command -v slurmctld >/dev/null || need+=(slurm-wlm)
+command -v munged >/dev/null || need+=(munge)
+command -v git >/dev/null || need+=(git)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "tests/run.sh: missing ${need[*]} (install them, or run as root)" >&2
+  fi
+fi
+
+# torch is pinned to the local CPU build: an unpinned torch would pull GBs of CUDA.
+python3 -m pip install -q --disable-pip-version-check torch==2.13.0 -e '.[test]'
+
+python3 -m pytest "$@"
