@@ -130,6 +130,7 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
     waivers = {w.check: w for w in job.settings.waivers if w.expires >= today}
     results: dict = {}
     threads: dict = {}
+    job.fact("python")
     try:
         for spec in specs:
             if spec.id in waivers:
