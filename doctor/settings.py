@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-import yaml
 
 from doctor.errors import InputError
 from doctor.model import Severity
