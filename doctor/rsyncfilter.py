@@ -1,0 +1,486 @@
+"""A pure emulation of rsync's filter rules (exclude.c `add_rule`/`rule_matches`).
+
+What it answers: which names does `rsync -r SRC DST` send, given the rules?
+Names are relative to the transfer root (`src/` sends `a/b`, `src` sends
+`src/a/b`), directories end in `/`, exactly as `--out-format=%n` prints them.
+It is proven against the real rsync in tests/test_rsync_oracle.py.
+
+Not emulated (the caller is told through `Unsupported`): per-directory merge
+files (`-F`, `: FILE`), `--files-from`, `--relative`, the `/` and `x` modifiers.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Optional
+
+# rsync's default_cvsignore (exclude.c), in order; added after the user's rules by -C.
+CVS_DEFAULTS = ("RCS SCCS CVS CVS.adm RCSLOG cvslog.* tags TAGS .make.state .nse_depinfo "
+                "*~ #* .#* ,* _$* *$ *.old *.bak *.BAK *.orig *.rej .del-* *.a *.olb *.o "
+                "*.obj *.so *.exe *.Z *.elc *.ln core .svn/ .git/ .hg/ .bzr/").split()
+
+_LONG_RULES = {"exclude": "-", "include": "+", "merge": ".", "dir-merge": ":", "hide": "H",
+               "show": "S", "protect": "P", "risk": "R", "clear": "!"}
+_CLASSES = {"alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
+            "digit": "0-9", "graph": "\\x21-\\x7e", "lower": "a-z", "print": "\\x20-\\x7e",
+            "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "space": " \\t\\n\\r\\f\\v",
+            "upper": "A-Z", "xdigit": "0-9A-Fa-f"}
+
+
+class Unsupported(ValueError):
+    """A rule or option the emulation does not model: the caller must not guess."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One include (`+`) or exclude (`-`) rule, as rsync stores it."""
+
+    action: str            # "+" or "-"
+    pattern: str           # as written, with its leading/trailing slash
+    negate: bool = False   # the `!` modifier
+    perishable: bool = False
+    origin: str = ""       # where it came from, for messages: "--exclude=data"
+
+    @property
+    def anchored(self) -> bool:
+        return self.pattern.startswith("/")
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.pattern}"
+
+
+def _glob_regex(pat: str) -> str:
+    """rsync wildmatch → Python regex: `*` and `?` stop at `/`, `**` does not."""
+    out, i, n = [], 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if c == "\\":
+            if i + 1 < n:
+                out.append(re.escape(pat[i + 1]))
+                i += 2
+            else:
+                out.append("(?!)")  # a trailing backslash compares against NUL: never matches
+                i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "*":
+            j = i
+            while j < n and pat[j] == "*":
+                j += 1
+            out.append(".*" if j - i >= 2 else "[^/]*")
+            i = j
+        elif c == "[":
+            cls, i = _char_class(pat, i)
+            out.append(cls)
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _char_class(pat: str, i: int) -> tuple:
+    """A `[...]` class starting at i → (regex, index after it); never matches `/`."""
+    j, n = i + 1, len(pat)
+    negated = j < n and pat[j] in "!^"
+    if negated:
+        j += 1
+    items: list = []
+    first = True
+    while j < n and (pat[j] != "]" or first):
+        first = False
+        c = pat[j]
+        if c == "\\" and j + 1 < n:
+            items.append(re.escape(pat[j + 1]))
+            j += 2
+            continue
+        if c == "[" and pat.startswith("[:", j):
+            end = pat.find(":]", j + 2)
+            name = pat[j + 2:end] if end > 0 else ""
+            if end > 0 and name in _CLASSES:
+                items.append(_CLASSES[name])
+                j = end + 2
+                continue
+            if end > 0:  # unknown class name: matches nothing
+                j = end + 2
+                continue
+        if j + 2 < n and pat[j + 1] == "-" and pat[j + 2] != "]":
+            lo, hi = c, pat[j + 2]
+            if hi == "\\" and j + 3 < n:
+                hi = pat[j + 3]
+                j += 1
+            if lo <= hi:
+                items.append(f"{re.escape(lo)}-{re.escape(hi)}")
+            j += 3
+            continue
+        items.append(re.escape(c))
+        j += 1
+    if j >= n:  # unterminated class: wildmatch aborts, nothing matches
+        return "(?!)", n
+    body = "".join(items)
+    if negated:
+        return f"[^/{body}]", j + 1
+    return (f"(?:(?!/)[{body}])" if body else "(?!)"), j + 1
+
+
+Matcher = Callable[[str, bool], bool]
+
+
+def compile_rule(rule: Rule) -> Matcher:
+    """A function (path, is_dir) → does the rule match, following rule_matches()."""
+    pat = rule.pattern
+    dir_only = len(pat) > 1 and pat.endswith("/")
+    if dir_only:
+        pat = pat[:-1]
+    slash_cnt = pat.count("/")
+    wild = any(c in pat for c in "*[?")
+    wild2 = wild and "**" in pat
+    wild2_prefix = wild2 and pat.startswith("**")
+    wild3_suffix = wild2 and pat.endswith("***")
+    anchored = pat.startswith("/")
+    body = pat[1:] if anchored else pat
+    hit, miss = (not rule.negate), rule.negate
+    name_only = not slash_cnt and not wild2
+
+    if wild:
+        rx = _glob_regex(body)
+        if not anchored and slash_cnt and not wild2:
+            tail = slash_cnt + 1
+            regex = re.compile(rx, re.S)
+        elif not anchored and not wild2_prefix and wild2:
+            tail = -1
+            regex = re.compile(f"(?:.*/)?(?:{rx})", re.S)
+        else:
+            tail = 0
+            regex = re.compile(rx, re.S)
+        full = regex.fullmatch
+
+        def match_wild(path: str, is_dir: bool) -> bool:
+            if not path:
+                return False
+            if dir_only and not is_dir:
+                return miss
+            s = path.rpartition("/")[2] if name_only else path
+            if wild2_prefix and not anchored:
+                s = "/" + s
+            if is_dir and wild3_suffix:
+                s += "/"
+            if tail > 0:
+                parts = s.split("/")
+                if len(parts) < tail:
+                    return miss
+                s = "/".join(parts[-tail:])
+            return hit if full(s) else miss
+        return match_wild
+
+    if name_only:
+        def match_name(path: str, is_dir: bool) -> bool:
+            if not path:
+                return False
+            if dir_only and not is_dir:
+                return miss
+            return hit if path.rpartition("/")[2] == body else miss
+        return match_name
+
+    suffix = "/" + body
+
+    def match_literal(path: str, is_dir: bool) -> bool:
+        if not path:
+            return False
+        if dir_only and not is_dir:
+            return miss
+        if anchored:
+            return hit if path == body else miss
+        return hit if (path == body or path.endswith(suffix)) else miss
+    return match_literal
+
+
+# ---- parsing rules as rsync reads them ----------------------------------------
+
+def parse_rule(text: str, *, default: Optional[str] = None, old_prefixes: bool = False,
+               origin: str = "") -> Optional[Rule]:
+    """One rule as rsync's parse_rule_tok reads it.
+
+    `default` is the type of --exclude/--include/--*-from ('-' or '+'); None
+    means a --filter rule `RULE[,MODS] PATTERN`. Returns None for the
+    list-clearing `!`, and a no-op for rules that do not affect the sender.
+    """
+    if default is not None:
+        if text == "!":
+            return None
+        action = default
+        if old_prefixes and text[:2] in ("- ", "+ "):
+            action, text = text[0], text[2:]
+        return Rule(action, text, origin=origin)
+    m = re.match(r"([a-z-]{2,})(?:,([^ _]*))?(?:[ _](.*))?$", text, re.S)
+    if m and m.group(1) in _LONG_RULES:
+        kind, mods, pattern = _LONG_RULES[m.group(1)], m.group(2) or "", m.group(3)
+    else:
+        m = re.match(r"(.),?([^ _]*)(?:[ _](.*))?$", text, re.S)
+        if not m or m.group(1) not in "+-.:HSPR!":
+            raise Unsupported(f"unknown filter rule {text!r}")
+        kind, mods, pattern = m.group(1), m.group(2), m.group(3)
+    if kind == "!":
+        return None
+    if kind in ".:":
+        raise Unsupported(f"merge rule {text!r} is not emulated")
+    if not pattern:
+        raise Unsupported(f"filter rule without a pattern: {text!r}")
+    if kind in "PR" or ("r" in mods and "s" not in mods):
+        return _NOOP   # receiver-only: the sender sends the file anyway
+    if set(mods) - {"!", "p", "s", "r"}:
+        raise Unsupported(f"filter modifier in {text!r} is not emulated")
+    action = {"H": "-", "S": "+"}.get(kind, kind)
+    return Rule(action, pattern, negate="!" in mods, perishable="p" in mods, origin=origin)
+
+
+_NOOP = Rule("+", "", origin="receiver-only")
+
+
+def rule_file_lines(data: bytes) -> Iterator[str]:
+    """Lines of a rule file: end at \\n or \\r, skip blank lines and `#`/`;` comments."""
+    for line in re.split(rb"[\r\n]", data):
+        text = line.decode("utf-8", "surrogateescape")
+        if not text or text[0] in "#;":
+            continue
+        yield text
+
+
+class RuleList:
+    """An ordered rule list with rsync's `!` (clear) semantics."""
+
+    def __init__(self, rules: Iterable[Rule] = ()):
+        self.rules: list = [r for r in rules if r is not _NOOP]
+        self.cvs: list = []          # -C: default cvs excludes, after everything else
+        self.cvs_per_dir = False     # -C: also read each directory's .cvsignore
+
+    def add(self, rule: Optional[Rule]) -> None:
+        if rule is None:
+            self.rules.clear()
+        elif rule is not _NOOP:
+            self.rules.append(rule)
+
+    def add_cvs(self, extra: Iterable[str] = ()) -> None:
+        self.cvs_per_dir = True
+        words = list(CVS_DEFAULTS) + [w for w in extra]
+        self.cvs = []
+        for w in words:
+            if w == "!":
+                self.cvs.clear()
+            else:
+                self.cvs.append(Rule("-", w, perishable=True, origin="-C"))
+
+    def replaced(self, old: Rule, new: Rule) -> "RuleList":
+        out = RuleList([new if r is old else r for r in self.rules])
+        out.cvs, out.cvs_per_dir = self.cvs, self.cvs_per_dir
+        return out
+
+
+def _first_match(matchers: list, path: str, is_dir: bool) -> Optional[bool]:
+    for include, m in matchers:
+        if m(path, is_dir):
+            return include
+    return None
+
+
+def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
+                  follow_links: bool = False) -> list:
+    """The names `rsync -r -l -n --out-format=%n [rules] SOURCE DST/` prints, minus `./`.
+
+    `source` ending in `/` sends the directory's contents; without it, the
+    directory itself (its basename is the first name component).
+    """
+    rl = rules if isinstance(rules, RuleList) else RuleList(rules)
+    matchers = [(r.action == "+", compile_rule(r)) for r in rl.rules]
+    cvs = [(False, compile_rule(r)) for r in rl.cvs]
+    out: list = []
+    trailing = source.endswith("/")
+    top = source.rstrip("/") or "/"
+    if trailing:
+        prefix = ""
+    else:
+        name = os.path.basename(top)
+        is_dir = os.path.isdir(top) if follow_links or not os.path.islink(top) else False
+        if _excluded(matchers, cvs, [], name, is_dir):
+            return out
+        out.append(name + "/" if is_dir else name)
+        if not is_dir:
+            return out
+        prefix = name + "/"
+    _walk(top, prefix, matchers, cvs, rl.cvs_per_dir, follow_links, out)
+    return out
+
+
+def _excluded(matchers: list, cvs: list, local: list, path: str, is_dir: bool) -> bool:
+    verdict = _first_match(matchers, path, is_dir)
+    if verdict is None and local:
+        verdict = _first_match(local, path, is_dir)
+    if verdict is None and cvs:
+        verdict = _first_match(cvs, path, is_dir)
+    return verdict is False
+
+
+def _walk(dirpath: str, prefix: str, matchers: list, cvs: list, per_dir: bool,
+          follow: bool, out: list) -> None:
+    try:
+        entries = list(os.scandir(dirpath))
+    except OSError:
+        return
+    local: list = []
+    if per_dir:
+        try:
+            with open(os.path.join(dirpath, ".cvsignore"), "rb") as fh:
+                words = fh.read().decode("utf-8", "surrogateescape").split()
+            for w in words:
+                if w == "!":
+                    local.clear()
+                else:
+                    local.append((False, compile_rule(Rule("-", w, perishable=True))))
+        except OSError:
+            pass
+    for e in entries:
+        try:
+            is_dir = e.is_dir(follow_symlinks=follow)
+        except OSError:
+            is_dir = False
+        path = prefix + e.name
+        if matchers or local or cvs:
+            if _excluded(matchers, cvs, local, path, is_dir):
+                continue
+        if is_dir:
+            out.append(path + "/")
+            _walk(e.path, path + "/", matchers, cvs, per_dir, follow, out)
+        else:
+            out.append(path)
+
+
+def topmost(paths: Iterable[str]) -> list:
+    """The paths not under another path of the set (directories end in `/`)."""
+    dirs = {p for p in paths if p.endswith("/")}
+    out = []
+    for p in sorted(paths):
+        parts = p.rstrip("/").split("/")
+        if not any("/".join(parts[:k]) + "/" in dirs for k in range(1, len(parts))):
+            out.append(p)
+    return out
+
+
+# ---- an rsync command line ------------------------------------------------------
+
+# Long options that take an argument (rsync 3.2/3.5 options.c); the rest are flags.
+_LONG_WITH_ARG = set("""exclude include exclude-from include-from filter files-from rsh
+rsync-path temp-dir compare-dest copy-dest link-dest partial-dir backup-dir suffix chmod chown
+usermap groupmap timeout contimeout bwlimit max-size min-size max-delete block-size log-file
+log-file-format out-format password-file port sockopts protocol iconv checksum-choice cc
+compress-choice zc compress-level zl skip-compress info debug modify-window remote-option
+read-batch write-batch only-write-batch address outbuf stop-after stop-at copy-as
+checksum-seed max-alloc time-limit early-input""".split())
+_SHORT_WITH_ARG = set("efTBM@")
+
+
+@dataclass
+class Command:
+    """What an rsync argv means for the filter emulation."""
+
+    rules: RuleList
+    sources: list               # [(word index, source text)]
+    dest: Optional[str]
+    rule_words: dict            # id(rule) → index of the argv word that holds it
+    follow_links: bool = False
+    notes: list = None          # type: ignore[assignment]
+
+
+def parse_command(argv: list, read_file: Callable[[str], bytes],
+                  cvsignore: Iterable[str] = ()) -> Command:
+    """Parse `rsync ARGS...` (argv[0] is rsync). Raises Unsupported for what is
+    not emulated; `read_file(path)` reads --exclude-from/--include-from files."""
+    rules = RuleList()
+    positional: list = []
+    rule_words: dict = {}
+    cmd = Command(rules, [], None, rule_words, notes=[])
+    cvs = False
+    i = 1
+    only_positional = False
+
+    def add(rule: Optional[Rule], idx: int) -> None:
+        rules.add(rule)
+        if rule is not None:
+            rule_words[id(rule)] = idx
+
+    while i < len(argv):
+        w = argv[i]
+        idx = i
+        i += 1
+        if only_positional or not w.startswith("-") or w == "-":
+            positional.append((idx, w))
+            continue
+        if w == "--":
+            only_positional = True
+            continue
+        if w.startswith("--"):
+            name, eq, val = w[2:].partition("=")
+            if name in _LONG_WITH_ARG and not eq:
+                if i >= len(argv):
+                    raise Unsupported(f"{w} without its argument")
+                val, idx = argv[i], i
+                i += 1
+            _long_option(name, val, idx, add, read_file, cmd)
+            if name == "cvs-exclude":
+                cvs = True
+            continue
+        j = 1
+        while j < len(w):   # a bundle of short flags, e.g. -avzC or -f'- x'
+            c = w[j]
+            j += 1
+            if c in _SHORT_WITH_ARG:
+                val = w[j:]
+                if not val:
+                    if i >= len(argv):
+                        raise Unsupported(f"-{c} without its argument")
+                    val, idx = argv[i], i
+                    i += 1
+                if c == "f":
+                    add(parse_rule(val, origin=f"-f {val}"), idx)
+                break
+            if c == "C":
+                cvs = True
+            elif c == "F":
+                raise Unsupported("-F (per-directory .rsync-filter files) is not emulated")
+            elif c == "R":
+                raise Unsupported("--relative (-R) is not emulated")
+            elif c == "L":
+                cmd.follow_links = True
+            elif c == "r" or c == "a":
+                pass
+    if cvs:
+        rules.add_cvs(cvsignore)
+    if len(positional) >= 2:
+        cmd.sources, cmd.dest = positional[:-1], positional[-1][1]
+    else:
+        cmd.sources = positional  # rsync with one argument lists it
+    return cmd
+
+
+def _long_option(name: str, val: str, idx: int, add: Callable, read_file: Callable,
+                 cmd: Command) -> None:
+    if name in ("exclude", "include"):
+        add(parse_rule(val, default="-" if name == "exclude" else "+", old_prefixes=True,
+                       origin=f"--{name}={val}"), idx)
+    elif name == "filter":
+        add(parse_rule(val, origin=f"--filter={val}"), idx)
+    elif name in ("exclude-from", "include-from"):
+        if val == "-":
+            raise Unsupported(f"--{name}=- reads rules from stdin")
+        data = read_file(val)
+        for line in rule_file_lines(data):
+            add(parse_rule(line, default="-" if name == "exclude-from" else "+",
+                           old_prefixes=True, origin=f"{val}: {line}"), idx)
+    elif name == "files-from":
+        raise Unsupported("--files-from is not emulated")
+    elif name == "relative":
+        raise Unsupported("--relative (-R) is not emulated")
+    elif name in ("copy-links",):
+        cmd.follow_links = True
+    elif name in ("cvs-exclude",):
+        pass
