@@ -1,0 +1,379 @@
+"""Inspect torch.save files without torch and without executing them.
+
+A torch.save file is recognised by its content, never by its name:
+- the zip format (default since torch 1.6): a zip archive with a `<prefix>/data.pkl`
+  record (the prefix is the file's basename when saved, `archive` for buffers);
+- the legacy format (`_use_new_zipfile_serialization=False`): consecutive pickles,
+  the first of which is torch's magic number 0x1950a86a20f9469cfc6c.
+(The pre-0.4 tar format is not recognised: torch's weights_only loader refuses it too.)
+
+Only the pickle is read, never the tensor bytes. The pickle is read by a restricted
+unpickler: every global becomes an inert stub (nothing is imported, nothing real is
+called) and every persistent id is recorded. torch stores each storage as the
+persistent id ("storage", storage_type, key, location, numel[, view_metadata]), so
+the locations ("cpu", "cuda:0", ...) come straight from the ids, memoised strings
+included. Globals outside torch's `weights_only` allowlist are reported as unsafe.
+
+This module must never import torch: the doctor's process stays torch-free.
+"""
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import stat
+import struct
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+# torch/serialization.py: MAGIC_NUMBER = 0x1950a86a20f9469cfc6c, pickled as LONG1.
+MAGIC_NUMBER = 0x1950A86A20F9469CFC6C
+_MAGIC_LONG1 = b"\x8a\x0a" + MAGIC_NUMBER.to_bytes(10, "little")
+ZIP_LOCAL = b"PK\x03\x04"
+HEAD_BYTES = 64
+# A data.pkl bigger than this is not read (a checkpoint's pickle is kilobytes to a few
+# megabytes; anything bigger is mostly non-tensor data we would have to hold in memory).
+MAX_PICKLE_BYTES = 64 * 1024 * 1024
+NON_DEVICE_LOCATIONS = frozenset({"cpu", "meta"})
+
+# torch 2.13.0, torch/_weights_only_unpickler.py `_get_allowed_globals()` (lines 174-227,
+# with `_tensor_rebuild_functions()` lines 150-170): the globals that
+# torch.load(weights_only=True) accepts without `add_safe_globals`. A literal, because the
+# doctor never imports torch; tests/test_torchsave.py compares it with the installed torch.
+WEIGHTS_ONLY_SAFE_GLOBALS = frozenset("""
+_codecs.encode builtins.bytearray builtins.complex builtins.set collections.Counter
+collections.OrderedDict torch.BFloat16Storage torch.BFloat16Tensor torch.BoolStorage
+torch.BoolTensor torch.ByteStorage torch.ByteTensor torch.CharStorage torch.CharTensor
+torch.ComplexDoubleStorage torch.ComplexFloatStorage torch.DoubleStorage torch.DoubleTensor
+torch.FloatStorage torch.FloatTensor torch.HalfStorage torch.HalfTensor torch.IntStorage
+torch.IntTensor torch.LongStorage torch.LongTensor torch.QInt32Storage torch.QInt8Storage
+torch.QUInt2x4Storage torch.QUInt4x2Storage torch.QUInt8Storage torch.ShortStorage
+torch.ShortTensor torch.Size torch.Tensor torch._tensor._rebuild_from_type_v2
+torch._utils._rebuild_device_tensor_from_cpu_tensor
+torch._utils._rebuild_device_tensor_from_numpy torch._utils._rebuild_meta_tensor_no_storage
+torch._utils._rebuild_nested_tensor torch._utils._rebuild_parameter
+torch._utils._rebuild_parameter_with_state torch._utils._rebuild_qtensor
+torch._utils._rebuild_sparse_tensor torch._utils._rebuild_tensor
+torch._utils._rebuild_tensor_v2 torch._utils._rebuild_tensor_v3
+torch._utils._rebuild_wrapper_subclass torch.bfloat16 torch.bits16 torch.bits1x8
+torch.bits2x4 torch.bits4x2 torch.bits8 torch.bool torch.complex128 torch.complex32
+torch.complex64 torch.cuda.BFloat16Storage torch.cuda.BFloat16Tensor torch.cuda.BoolStorage
+torch.cuda.BoolTensor torch.cuda.ByteStorage torch.cuda.ByteTensor torch.cuda.CharStorage
+torch.cuda.CharTensor torch.cuda.ComplexDoubleStorage torch.cuda.ComplexFloatStorage
+torch.cuda.DoubleStorage torch.cuda.DoubleTensor torch.cuda.FloatStorage
+torch.cuda.FloatTensor torch.cuda.HalfStorage torch.cuda.HalfTensor torch.cuda.IntStorage
+torch.cuda.IntTensor torch.cuda.LongStorage torch.cuda.LongTensor torch.cuda.ShortStorage
+torch.cuda.ShortTensor torch.cuda.sparse.BFloat16Tensor torch.cuda.sparse.ByteTensor
+torch.cuda.sparse.CharTensor torch.cuda.sparse.DoubleTensor torch.cuda.sparse.FloatTensor
+torch.cuda.sparse.HalfTensor torch.cuda.sparse.IntTensor torch.cuda.sparse.LongTensor
+torch.cuda.sparse.ShortTensor torch.device torch.float16 torch.float32
+torch.float4_e2m1fn_x2 torch.float64 torch.float8_e4m3fn torch.float8_e4m3fnuz
+torch.float8_e5m2 torch.float8_e5m2fnuz torch.float8_e8m0fnu torch.int1 torch.int16
+torch.int2 torch.int3 torch.int32 torch.int4 torch.int5 torch.int6 torch.int64 torch.int7
+torch.int8 torch.nn.parameter.Parameter torch.per_channel_affine
+torch.per_channel_affine_float_qparams torch.per_channel_symmetric torch.per_tensor_affine
+torch.per_tensor_symmetric torch.qint32 torch.qint8 torch.quint2x4 torch.quint4x2
+torch.quint8 torch.serialization._get_layout torch.sparse.BFloat16Tensor
+torch.sparse.ByteTensor torch.sparse.CharTensor torch.sparse.DoubleTensor
+torch.sparse.FloatTensor torch.sparse.HalfTensor torch.sparse.IntTensor
+torch.sparse.LongTensor torch.sparse.ShortTensor torch.storage.TypedStorage
+torch.storage.UntypedStorage torch.uint1 torch.uint16 torch.uint2 torch.uint3 torch.uint32
+torch.uint4 torch.uint5 torch.uint6 torch.uint64 torch.uint7 torch.uint8
+""".split())
+
+# Bytes per element of the legacy storage types (torch._utils._element_size), for the
+# legacy format's size check. UntypedStorage ids carry nbytes, so 1.
+_ELEMENT_SIZE = {
+    "FloatStorage": 4, "DoubleStorage": 8, "HalfStorage": 2, "BFloat16Storage": 2,
+    "LongStorage": 8, "IntStorage": 4, "ShortStorage": 2, "CharStorage": 1,
+    "ByteStorage": 1, "BoolStorage": 1, "ComplexFloatStorage": 8,
+    "ComplexDoubleStorage": 16, "QUInt8Storage": 1, "QInt8Storage": 1,
+    "QInt32Storage": 4, "QUInt4x2Storage": 1, "QUInt2x4Storage": 1, "UntypedStorage": 1,
+}
+
+
+class NotRegularFile(Exception):
+    """A FIFO, socket, device or directory: never read."""
+
+
+@dataclass
+class TorchSaveInfo:
+    """What the pickle of one torch.save file says; `problem` when it is truncated/corrupt."""
+
+    path: str
+    format: str                                     # "zip" or "legacy"
+    locations: dict = field(default_factory=dict)   # location -> number of storages
+    unsafe_globals: list = field(default_factory=list)
+    problem: Optional[str] = None
+
+    @property
+    def devices(self) -> list:
+        """Storage locations on a device (anything but cpu/meta), sorted."""
+        return sorted(loc for loc in self.locations if loc not in NON_DEVICE_LOCATIONS)
+
+    @property
+    def storages(self) -> int:
+        return sum(self.locations.values())
+
+
+# ---- the restricted unpickler -------------------------------------------------------
+class _Stub:
+    """An inert stand-in for any global: calling it only records the arguments."""
+
+    _global = "?"
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> "_Stub":
+        return object.__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._args = args
+
+    def __setstate__(self, state: Any) -> None:
+        self._state = state
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+    def append(self, item: Any) -> None:
+        pass
+
+    def extend(self, items: Any) -> None:
+        pass
+
+
+_STUBS: dict = {}
+
+
+def _stub_for(qualname: str) -> type:
+    stub = _STUBS.get(qualname)
+    if stub is None:
+        stub = type("Stub", (_Stub,), {"_global": qualname, "__module__": __name__})
+        if qualname in WEIGHTS_ONLY_SAFE_GLOBALS:   # bounded cache: never attacker names
+            _STUBS[qualname] = stub
+    return stub
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.locations: dict = {}
+        self.globals: set = set()
+        self.storages: dict = {}   # key -> (storage type name, numel)
+
+
+class _ScanUnpickler(pickle.Unpickler):
+    """Never imports or calls anything real: globals are stubs, storages are recorded."""
+
+    def __init__(self, file: Any, recorder: _Recorder):
+        super().__init__(file, encoding="latin1")
+        self._rec = recorder
+
+    def find_class(self, module: str, name: str) -> type:
+        qualname = f"{module}.{name}"
+        self._rec.globals.add(qualname)
+        return _stub_for(qualname)
+
+    def persistent_load(self, pid: Any) -> Any:
+        if isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage":
+            location = pid[3] if isinstance(pid[3], str) else repr(pid[3])
+            self._rec.locations[location] = self._rec.locations.get(location, 0) + 1
+            stype = getattr(pid[1], "_global", "").rsplit(".", 1)[-1]
+            if isinstance(pid[2], str) and isinstance(pid[4], int):
+                self._rec.storages[pid[2]] = (stype, pid[4])
+        return _Stub()
+
+
+def scan_pickle(data: "bytes | Any") -> _Recorder:
+    """Run the restricted unpickler over one pickle (bytes or a binary stream)."""
+    rec = _Recorder()
+    _ScanUnpickler(io.BytesIO(data) if isinstance(data, bytes) else data, rec).load()
+    return rec
+
+
+# ---- format detection -----------------------------------------------------------------
+def sniff(head: bytes) -> Optional[str]:
+    """"zip" (any zip: confirmed later by its records), "legacy", or None."""
+    if head.startswith(ZIP_LOCAL):
+        return "zip"
+    if head[:1] == b"\x80" and _MAGIC_LONG1 in head[:32]:
+        return "legacy"
+    return None
+
+
+def open_regular(path: str) -> int:
+    """An fd of a regular file; FIFOs, sockets and devices are refused without blocking."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotRegularFile(path)
+    # O_NONBLOCK: if the path was swapped for a FIFO since the stat, open() still returns.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(path)
+    return fd
+
+
+def inspect_file(path: "str | os.PathLike", *,
+                 max_pickle_bytes: int = MAX_PICKLE_BYTES) -> Optional[TorchSaveInfo]:
+    """The storages and globals of a torch.save file; None when it is not one.
+
+    Raises OSError when the file cannot be read and NotRegularFile for anything but a
+    regular file. A truncated or corrupt torch.save file is a TorchSaveInfo with
+    `problem` set (and whatever could be learnt before the damage).
+    """
+    path = os.fspath(path)
+    fd = open_regular(path)
+    with open(fd, "rb", buffering=64 * 1024) as f:
+        head = f.read(HEAD_BYTES)
+        kind = sniff(head)
+        if kind == "zip":
+            return _inspect_zip(path, f, max_pickle_bytes)
+        if kind == "legacy":
+            f.seek(0)
+            return _inspect_legacy(path, f, max_pickle_bytes)
+    return None
+
+
+def _fill(info: TorchSaveInfo, rec: _Recorder) -> TorchSaveInfo:
+    info.locations = dict(rec.locations)
+    info.unsafe_globals = sorted(g for g in rec.globals if g not in WEIGHTS_ONLY_SAFE_GLOBALS)
+    return info
+
+
+def _pickle_problem(exc: BaseException) -> str:
+    if isinstance(exc, EOFError) or "truncated" in str(exc):
+        return "truncated: the pickle ends early"
+    return f"corrupt pickle: {type(exc).__name__}: {exc}"
+
+
+def _inspect_zip(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
+    try:
+        zf = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError,
+            NotImplementedError) as exc:
+        return _inspect_broken_zip(path, f, cap, exc)
+    names = zf.namelist()
+    pkl = [n for n in names if n.endswith("/data.pkl") and n.count("/") == 1]
+    if not pkl:
+        return None   # an ordinary zip archive
+    info = TorchSaveInfo(path, "zip")
+    name = pkl[0]
+    zinfo = zf.getinfo(name)
+    if zinfo.file_size > cap:
+        info.problem = (f"not scanned: its pickle is {zinfo.file_size} bytes "
+                        f"(more than the {cap}-byte limit)")
+        return info
+    rec = _Recorder()
+    try:
+        with zf.open(zinfo) as member:
+            data = member.read()
+        _ScanUnpickler(io.BytesIO(data), rec).load()
+    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+        info.problem = f"corrupt: {name}: {exc}"
+    except Exception as exc:   # any malformed pickle: reported, never fatal
+        info.problem = _pickle_problem(exc)
+    _fill(info, rec)
+    if info.problem is None:
+        prefix = name[: -len("data.pkl")]
+        have = set(names)
+        missing = [k for k in rec.storages if f"{prefix}data/{k}" not in have]
+        if missing:
+            info.problem = (f"corrupt: {len(missing)} tensor record(s) missing "
+                            f"(e.g. {prefix}data/{missing[0]})")
+    return info
+
+
+def _inspect_broken_zip(path: str, f: Any, cap: int, exc: BaseException
+                        ) -> Optional[TorchSaveInfo]:
+    """No readable central directory (typically truncated): read data.pkl from its local
+    header, if it is the first record, as torch writes it. Not a torch file otherwise."""
+    f.seek(0)
+    header = f.read(30)
+    if len(header) < 30 or not header.startswith(ZIP_LOCAL):
+        return None
+    method, name_len, extra_len = struct.unpack("<8xH16xHH", header)
+    name = f.read(name_len).decode("utf-8", "replace")
+    if not (name.endswith("/data.pkl") and name.count("/") == 1) or method != 0:
+        return None
+    f.seek(30 + name_len + extra_len)
+    info = TorchSaveInfo(path, "zip", problem=f"truncated or corrupt zip archive ({exc})")
+    rec = _Recorder()
+    try:
+        # A pickle ends at its STOP opcode, so the data descriptor is not needed.
+        _ScanUnpickler(_Capped(f, cap), rec).load()
+    except Exception:
+        pass
+    return _fill(info, rec)
+
+
+class _Capped(io.RawIOBase):
+    """A view of a file that ends `cap` bytes after where it stands (seekable, so that a
+    BufferedReader on it knows its position)."""
+
+    def __init__(self, f: Any, cap: int):
+        self._f = f
+        self._end = f.tell() + cap
+        self.exhausted = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._f.tell()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._f.seek(offset, whence)
+
+    def readinto(self, buf: Any) -> int:
+        n = min(len(buf), self._end - self._f.tell())
+        if n <= 0:
+            self.exhausted = True
+            return 0
+        data = self._f.read(n)
+        buf[: len(data)] = data
+        return len(data)
+
+
+def _inspect_legacy(path: str, f: Any, cap: int) -> TorchSaveInfo:
+    """Five pickles: magic, protocol, sys_info, the object, the storage keys; then the
+    storages, each an 8-byte count plus its bytes (so the file's size can be checked)."""
+    info = TorchSaveInfo(path, "legacy")
+    raw = _Capped(f, cap)
+    stream = io.BufferedReader(raw, 64 * 1024)   # peek(): the unpickler stops at STOP
+    rec = _Recorder()
+    try:
+        for _ in range(4):
+            _ScanUnpickler(stream, rec).load()
+        keys_rec = _Recorder()
+        unp = _ScanUnpickler(stream, keys_rec)
+        keys = unp.load()
+        rec.globals |= keys_rec.globals
+    except Exception as exc:
+        info.problem = (f"not scanned past {cap} bytes of pickle" if raw.exhausted
+                        else _pickle_problem(exc))
+        return _fill(info, rec)
+    _fill(info, rec)
+    expected = _legacy_tail_bytes(rec, keys)
+    if expected is not None:
+        size = os.fstat(f.fileno()).st_size
+        end = stream.tell() + expected
+        if size < end:
+            info.problem = (f"truncated: {size} bytes, the storages need {end} "
+                            f"({end - size} missing)")
+    return info
+
+
+def _legacy_tail_bytes(rec: _Recorder, keys: Any) -> Optional[int]:
+    if not isinstance(keys, list) or set(keys) != set(rec.storages):
+        return None
+    total = 0
+    for key in keys:
+        stype, numel = rec.storages[key]
+        size = _ELEMENT_SIZE.get(stype)
+        if size is None:
+            return None
+        total += 8 + numel * size
+    return total
