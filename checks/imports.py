@@ -1,0 +1,323 @@
+"""Can the job import the repo's own packages? Plus the helpers other checks share:
+the repo's Python sources, the job's working directory and its inner scripts."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.jobenv import JobEnv, effective_env
+from doctor.probes import run_cmd
+from doctor.sbatch import load_sbatch
+
+MAX_SOURCE_BYTES = 1_000_000
+_PY = re.compile(r"^(python[0-9.]*|torchrun|accelerate|deepspeed)$")
+
+
+# ---- shared helpers -----------------------------------------------------
+def python_sources(job) -> list:
+    """The repo's .py files (git's view), skipping huge generated ones."""
+    return [p for p in job.repo_files({".py"}) if p.stat().st_size <= MAX_SOURCE_BYTES]
+
+
+@lru_cache(maxsize=4096)
+def _parse(path: str, mtime: float) -> Optional[ast.AST]:
+    try:
+        return ast.parse(Path(path).read_bytes(), filename=path)
+    except (SyntaxError, ValueError, OSError):
+        return None
+
+
+def parse_py(path: Path) -> Optional[ast.AST]:
+    """The module's AST, or None when it does not parse (never imports it)."""
+    try:
+        return _parse(str(path), path.stat().st_mtime)
+    except OSError:
+        return None
+
+
+def scripts_or_none(job) -> list:
+    """The job scripts, or [None] (the login environment) when there are none."""
+    return list(job.scripts) or [None]
+
+
+def inner_scripts(job, script) -> list:
+    """Repo scripts the job script runs (`bash x.sh`, `source x.sh`, a container's
+    `bash "$CODE_DIR/slurm/inner.sh"`), matched by their path's tail."""
+    if script is None:
+        return []
+    shells = {p: job.rel(p) for p in job.repo_files({".sh", ".bash"})}
+    out = []
+    for cmd in script.commands:
+        for word in cmd.argv[1:]:
+            if not word.endswith((".sh", ".bash")):
+                continue
+            tail = word.split("}")[-1].lstrip("/")
+            for path, rel in shells.items():
+                if path != script.path and rel and (rel == tail or tail.endswith("/" + rel)
+                                                    or rel.endswith("/" + tail) or rel == word):
+                    out.append(path)
+    return list(dict.fromkeys(out))
+
+
+def followed_env(job, script) -> tuple:
+    """(env, inner scripts): the job env plus the exports of the scripts it runs."""
+    env = job.job_env(script)
+    inners = []
+    for path in inner_scripts(job, script):
+        try:
+            inner = load_sbatch(path, job.rel(path))
+        except Exception:
+            continue
+        merged = effective_env(env.plain(), inner, in_job=job.in_job)
+        out = JobEnv((k, env[k] if v.source == "login" and k in env else v)
+                     for k, v in merged.items())
+        out.notes = list(getattr(env, "notes", [])) + list(merged.notes)
+        env = out
+        inners.append(inner)
+    return env, inners
+
+
+def _resolvable(path: str) -> bool:
+    return bool(path) and "$" not in path and "`" not in path
+
+
+def workdir(job, script, scripts: list) -> tuple:
+    """(directory, how it was found): --chdir, the first `cd`, else the repo root."""
+    if script is not None:
+        d = script.get("chdir")
+        if d and _resolvable(d.value):
+            return _abs(job, d.value), f"{script.rel}:{d.line} (--chdir)"
+    for s in scripts:
+        for cmd in s.commands:
+            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and _resolvable(cmd.argv[1]):
+                p = _abs(job, cmd.argv[1])
+                if p.is_dir():
+                    return p, f"{s.rel}:{cmd.line} (cd)"
+    return job.repo, "the repo root (sbatch's default: the submission directory)"
+
+
+def _abs(job, p: str) -> Path:
+    path = Path(os.path.expanduser(p))
+    return path if path.is_absolute() else job.repo / path
+
+
+def launch(scripts: list) -> Optional[tuple]:
+    """(argv, script, line) of the first python/torchrun launch in the scripts."""
+    for s in scripts:
+        for cmd in s.commands:
+            argv = cmd.argv
+            for i, w in enumerate(argv):
+                if _PY.match(os.path.basename(w)):
+                    return argv[i:], s, cmd.line
+    return None
+
+
+def entry_dir(argv: Optional[list], cwd: Path) -> Path:
+    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
+    for w in (argv or [])[1:]:
+        if w in ("-m", "-c"):
+            return cwd
+        if w.endswith(".py"):
+            return (cwd / w).parent if not os.path.isabs(w) else Path(w).parent
+    return cwd
+
+
+# ---- package-not-importable ---------------------------------------------
+def repo_packages(job) -> dict:
+    """Top-level package name → its directory, from src/, the root, or package-dir."""
+    roots = [job.repo, job.repo / "src"]
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # pragma: no cover - python < 3.11
+        tomllib = None
+    pyproject = job.repo / "pyproject.toml"
+    if tomllib and pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text())
+            pkg_dir = data.get("tool", {}).get("setuptools", {}).get("package-dir", {})
+            if isinstance(pkg_dir, dict) and isinstance(pkg_dir.get(""), str):
+                roots.append(job.repo / pkg_dir[""])
+        except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+            pass
+    out = {}
+    for root in roots:
+        if root.is_dir():
+            for d in sorted(root.iterdir()):
+                if (d / "__init__.py").is_file() and d.name.isidentifier() \
+                        and d.name not in ("tests", "test", "docs", "checks_tests"):
+                    out.setdefault(d.name, d)
+    return out
+
+
+def imported_modules(job, tops: set) -> dict:
+    """Dotted module name → (file, line) of its first absolute import in the repo."""
+    found: dict = {}
+    for path in python_sources(job):
+        tree = parse_py(path)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] in tops and name not in found:
+                    found[name] = (job.rel(path), node.lineno)
+    return found
+
+
+# Runs in a child with the job's environment. Finds each module without
+# executing any package code: top-level names through the normal finders (no
+# import), submodules through PathFinder on the parent's search locations.
+_CHILD = r"""
+import importlib.machinery, importlib.util, json, sys
+entry, names = sys.argv[1], json.loads(sys.argv[2])
+sys.path[0] = entry
+out = {"sys_path": sys.path, "found": {}}
+for name in names:
+    parts = name.split(".")
+    spec = importlib.util.find_spec(parts[0])
+    res = {"origin": None, "missing": parts[0] if spec is None else None,
+           "locations": list(spec.submodule_search_locations or []) if spec else []}
+    if spec is not None:
+        res["origin"] = spec.origin
+        for i in range(1, len(parts)):
+            full = ".".join(parts[:i + 1])
+            locs = list(spec.submodule_search_locations or [])
+            sub = importlib.machinery.PathFinder.find_spec(full, locs) if locs else None
+            if sub is None:
+                res.update(missing=full, locations=locs, origin=None)
+                break
+            spec = sub
+            res["origin"] = spec.origin
+    out["found"][name] = res
+print(json.dumps(out))
+"""
+
+
+@check("package-not-importable", title="The job cannot import the repo's own packages",
+       severity="error", tags=("python", "imports"), needs=("repo", "sbatch", "node"),
+       timeout=60)
+def package_not_importable(job) -> Iterator[Finding]:
+    """The repo's packages cannot be found with the job's PYTHONPATH and working directory.
+
+    The doctor finds every package of the repo (directories with `__init__.py`
+    under `src/` or the root, or `[tool.setuptools] package-dir`) and every
+    module the repo's code imports from them, then looks each one up in a
+    child process that has the job's effective environment (login environment
+    + the script's exports, including scripts it runs inside a container) and
+    the job's `sys.path[0]` (the launched script's directory, or the working
+    directory for `python -m`). Lookups use `importlib.util.find_spec` and
+    `PathFinder`, which locate modules without running any package code.
+
+    ## Why it matters
+    A `src/` layout is not importable unless `src` is on PYTHONPATH or the
+    project is `pip install -e`'d in the job's environment; and an rsync with
+    an unanchored `--exclude data` silently drops `src/pkg/data/`. Either way
+    the job dies at its first import with `ModuleNotFoundError` — after its
+    queue wait, on every rank. A stale non-editable install is worse: the job
+    runs, but on old code.
+
+    ## How to fix
+    Put the package root on the job's path (`export PYTHONPATH="$PWD/src:${PYTHONPATH:-}"`
+    in the job script, after `cd` to the repo), or run `pip install -e .` in
+    the job's environment; re-sync a directory that is missing (and anchor the
+    rsync exclude: `--exclude '/data'`).
+    """
+    packages = repo_packages(job)
+    if not packages:
+        raise Skip("the repo has no Python packages (no directory with __init__.py "
+                   "under src/ or the root)")
+    imports = imported_modules(job, set(packages))
+    names = sorted(set(packages) | set(imports))
+    for script in scripts_or_none(job):
+        env, inners = followed_env(job, script)
+        scripts = ([script] if script else []) + inners
+        cwd, cwd_from = workdir(job, script, scripts)
+        launched = launch(scripts)
+        entry = entry_dir(launched[0] if launched else None, cwd)
+        child_env = env.plain()
+        child_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
+        res = run_cmd([sys.executable, "-c", _CHILD, str(entry), json.dumps(names)],
+                      timeout=30, env=child_env, cwd=str(cwd) if cwd.is_dir() else None)
+        if res.returncode != 0:
+            raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+        pp = env.get("PYTHONPATH")
+        unresolved = list(pp.unresolved) if pp is not None else []
+        where = script.rel if script else "the login environment"
+        for name in names:
+            r = out["found"][name]
+            data = {"module": name, "missing": r["missing"], "found": r["origin"],
+                    "workdir": job.rel(cwd), "entry": job.rel(entry),
+                    "pythonpath": pp.value if pp is not None else None}
+            loc = _location(name, packages, imports, pp)
+            if r["missing"]:
+                if r["missing"] != name and r["missing"] in (set(names) - {name}):
+                    continue  # reported for the shorter name itself
+                yield _missing(job, name, r, packages, pp, unresolved, cwd_from, where,
+                               loc, data)
+            elif name in packages and r["origin"]:
+                origin = Path(r["origin"]).resolve()
+                if not _inside(origin, packages[name]):
+                    yield Finding(
+                        f"{name} resolves to {origin.parent}, not the repo's "
+                        f"{job.rel(packages[name])}/ (an installed copy shadows the repo's "
+                        f"code for {where})", location=loc,
+                        fix="Install the repo in editable mode in the job's environment, or "
+                            "put the repo's package root first on PYTHONPATH.",
+                        commands=("pip install -e .",), data=data, severity=Severity.WARNING)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root.resolve())
+        return True
+    except ValueError:
+        return False
+
+
+def _location(name: str, packages: dict, imports: dict, pp) -> Optional[Location]:
+    if name in imports:
+        return Location(*imports[name])
+    if pp is not None and pp.path:
+        return Location(pp.path, pp.line)
+    return None
+
+
+def _missing(job, name, r, packages, pp, unresolved, cwd_from, where, loc, data) -> Finding:
+    missing = r["missing"]
+    top = name.split(".")[0]
+    pkg_root = packages.get(top)
+    if missing == top:
+        root = job.rel(pkg_root.parent) if pkg_root else "src"
+        root_abs = pkg_root.parent if pkg_root else job.repo / "src"
+        msg = (f"`import {name}` fails for {where}: no package {top} on the job's path "
+               f"(PYTHONPATH={pp.value if pp is not None else '(unset)'}; working directory "
+               f"from {cwd_from})")
+        fix = (f"Add the package root {root}/ to PYTHONPATH in the job script, or "
+               "`pip install -e .` in the job's environment.")
+        commands: tuple = (f'export PYTHONPATH="{root_abs}:${{PYTHONPATH:-}}"',
+                           "pip install -e .")
+    else:
+        locs = ", ".join(r["locations"]) or "?"
+        msg = (f"`import {name}` fails for {where}: {missing} is missing from {locs} "
+               "(a directory dropped by rsync or never copied?)")
+        fix = (f"Copy the missing {missing.replace('.', '/')}/ to the cluster; if rsync "
+               "dropped it, anchor the exclude pattern (`--exclude '/data'`, not "
+               "`--exclude 'data'`).")
+        commands = ()
+    severity = None
+    if unresolved:
+        msg += f"; PYTHONPATH has parts the doctor cannot resolve ({', '.join(unresolved)})"
+        severity = Severity.WARNING
+    return Finding(msg, location=loc, fix=fix, commands=commands, data=data, severity=severity)
