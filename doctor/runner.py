@@ -158,6 +158,8 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
         job.cleanup()
     ordered = [results[s.id] for s in specs]
     ordered += _expired_waivers(job, today)
+    if job.in_job and job.has_fact("slurm"):
+        job.fact("slurm")  # in-job, the report always carries the Slurm view (issue 7)
     report = Report(
         started_at=dt.datetime.fromtimestamp(started, dt.timezone.utc)
         .strftime("%Y-%m-%dT%H:%M:%SZ"),

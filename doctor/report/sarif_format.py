@@ -1,0 +1,113 @@
+"""SARIF 2.1.0: for GitHub code scanning and other SARIF viewers.
+
+Rules come from the registry (id, title, docstring as help); one result per
+finding, level from the effective severity, located at the finding's file and
+line relative to the repo (%SRCROOT%). Checks that could not complete are
+tool execution notifications, not results. Validated in the tests against the
+official SARIF 2.1.0 JSON schema.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import quote
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://github.com/slurm-torch-doctor/doctor"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _rule(result: dict) -> dict:
+    from doctor.registry import get
+
+    spec = get(result["id"])
+    rule: dict = {"id": result["id"], "name": _camel(result["id"]),
+                  "shortDescription": {"text": result["title"]}}
+    if spec is not None:
+        rule["fullDescription"] = {"text": spec.summary}
+        rule["help"] = {"text": spec.doc, "markdown": spec.doc}
+        rule["defaultConfiguration"] = {"level": LEVELS[str(spec.severity)]}
+        rule["properties"] = {"tags": list(spec.tags), "needs": list(spec.needs),
+                              "static": spec.static}
+    return rule
+
+
+def _camel(check_id: str) -> str:
+    return "".join(part.capitalize() for part in check_id.split("-"))
+
+
+def _uri(path: str) -> tuple:
+    """(uri, uriBaseId or None): repo-relative paths hang off %SRCROOT%."""
+    if Path(path).is_absolute():
+        return Path(path).as_uri(), None
+    return quote(path.replace("\\", "/")), "%SRCROOT%"
+
+
+def _location(loc: dict) -> dict:
+    uri, base = _uri(loc["path"])
+    artifact = {"uri": uri}
+    if base:
+        artifact["uriBaseId"] = base
+    physical: dict = {"artifactLocation": artifact}
+    if loc.get("line"):
+        physical["region"] = {"startLine": int(loc["line"])}
+    return {"physicalLocation": physical}
+
+
+def _fallback_location(doc: dict) -> list:
+    """Code scanning wants a location: a finding without one points at the job script,
+    else the first config, else the settings file that selected the check."""
+    inputs = doc["inputs"]
+    for path in list(inputs.get("sbatch") or []) + list(inputs.get("configs") or []) + \
+            [inputs.get("settings")]:
+        if path:
+            return [_location({"path": path, "line": None})]
+    return []
+
+
+def _message(f: dict) -> str:
+    text = f["message"]
+    if f.get("fix"):
+        text += f"\nFix: {f['fix']}"
+    if f.get("commands"):
+        text += "\n" + "\n".join(f"$ {c}" for c in f["commands"])
+    return text
+
+
+def render(report) -> str:
+    doc = report.doc()
+    rules, index, results, notifications = [], {}, [], []
+    for r in doc["results"]:
+        index[r["id"]] = len(rules)
+        rules.append(_rule(r))
+        if r["status"] == "fail":
+            for f in r["findings"]:
+                res = {"ruleId": r["id"], "ruleIndex": index[r["id"]],
+                       "level": LEVELS.get(r["severity"], "warning"),
+                       "message": {"text": _message(f)}}
+                locs = [_location(f["location"])] if f.get("location") else \
+                    _fallback_location(doc)
+                if locs:
+                    res["locations"] = locs
+                if f.get("data"):
+                    res["properties"] = {"data": f["data"]}
+                results.append(res)
+        elif r["status"] == "error":
+            notifications.append({"level": "error", "message": {"text": r["reason"] or "error"},
+                                  "associatedRule": {"id": r["id"], "index": index[r["id"]]}})
+    repo = doc["inputs"].get("repo")
+    run: dict = {
+        "tool": {"driver": {"name": "doctor", "version": doc["tool"]["version"],
+                            "semanticVersion": doc["tool"]["version"],
+                            "informationUri": INFO_URI, "rules": rules}},
+        "invocations": [{"executionSuccessful": doc["summary"]["status"] != "error",
+                         "exitCode": doc["summary"]["exit_code"],
+                         "startTimeUtc": doc["started_at"],
+                         "toolExecutionNotifications": notifications}],
+        "results": results,
+        "properties": {"summary": doc["summary"], "host": doc["host"]},
+    }
+    if repo:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": Path(repo).as_uri() + "/"}}
+    sarif = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+    return json.dumps(sarif, indent=2, default=str) + "\n"
