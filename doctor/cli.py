@@ -172,6 +172,103 @@ def explain_cmd(check_id: str) -> None:
     click.echo(check_markdown(spec))
 
 
+@cli.command("docs")
+@click.option("--check", "check_only", is_flag=True,
+              help="Write nothing; exit 1 when docs/checks is stale.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Directory for the pages (default: docs/checks of the doctor's source tree).")
+def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
+    """Write docs/checks/<id>.md and index.md from the registry and fixtures."""
+    from doctor.docs import SOURCE_ROOT, generate, stale_pages, write_pages
+
+    if out is None:
+        if not (SOURCE_ROOT / "docs").is_dir():
+            raise InputError("no docs/ next to the doctor package (installed copy): pass --out DIR")
+        out = SOURCE_ROOT / "docs" / "checks"
+    pages = generate()
+    if check_only:
+        stale = stale_pages(out, pages)
+        if stale:
+            click.echo(f"doctor: {out} is stale: {', '.join(stale)}; run `doctor docs`", err=True)
+            sys.exit(1)
+        click.echo(f"{out}: {len(pages)} pages up to date")
+        return
+    changed = write_pages(out, pages)
+    click.echo(f"{out}: {len(pages)} pages" + (f", updated {', '.join(changed)}" if changed
+                                               else ", all up to date"))
+
+
+@cli.command("sbatch", context_settings={"ignore_unknown_options": True,
+                                         "allow_interspersed_args": False})
+@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
+              "(default: git toplevel of the current directory, else the current directory).")
+@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
+@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
+              help="Settings file (as for `doctor run`).")
+@click.option("--only", multiple=True, help="Comma-separated check ids or tags to run.")
+@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
+@click.option("--smoke", is_flag=True, help="Also run the DDP smoke here before submitting.")
+@click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
+@click.option("--torch-version", help="The torch version the job will run.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
+              show_default=True, help="Lowest severity of a failure that refuses the job.")
+@click.option("--json", "json_file", help="Also write the JSON report here (%j: the new "
+              "job id, %N: this node).")
+@click.option("--force", is_flag=True, help="Submit even if checks fail; the report is "
+              "written as # comments at the top of the job's output file.")
+@click.argument("script", type=click.Path(path_type=Path))
+@click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED)
+def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Path],
+               only: tuple, skip: tuple, smoke: bool, model: Optional[str],
+               torch_version: Optional[str], fail_on: str, json_file: Optional[str],
+               force: bool, script: Path, sbatch_args: tuple) -> None:
+    """Check SCRIPT, then submit it: doctor sbatch [OPTIONS] SCRIPT [SBATCH OPTIONS] [-- ARGS].
+
+    SBATCH OPTIONS go to sbatch, ARGS after `--` to the script. The job id is the only
+    thing on stdout; the report goes to stderr. Exit 0: submitted; 1: a check failed
+    (not submitted); 3: a check could not complete (not submitted); 2: bad input, or
+    sbatch itself refused the job.
+    """
+    from doctor import submit
+    from doctor.context import Job
+    from doctor.report import render
+    from doctor.runner import run
+
+    if not script.is_file():
+        raise InputError(f"job script not found: {script}")
+    args = list(sbatch_args)
+    script_args = args[args.index("--") + 1:] if "--" in args else []
+    args = args[:args.index("--")] if "--" in args else args
+    job = Job(repo if repo is not None else default_repo(), configs=configs,
+              sbatch=(str(script),), settings_file=settings_file, model=model,
+              torch_version=torch_version)
+    report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
+                 fail_on=Severity.parse(fail_on), on_done=_progress())
+    from doctor.report.table_format import render as table
+
+    text = table(report, color=sys.stderr.isatty() and not os.environ.get("NO_COLOR"))
+    click.echo(text, nl=False, err=True)
+    passed = report.status() in ("pass", "warn")
+    job_id = None
+    if passed:
+        job_id = submit.sbatch(str(script), args, script_args)
+    elif force:
+        job_id, log = submit.submit_forced(str(script), args, script_args,
+                                           table(report, color=False))
+        click.echo(f"doctor: submitted anyway (--force); the report is at the top of "
+                   f"{log or 'nothing: the job output path is unknown'}", err=True)
+    else:
+        why = "a check failed" if report.status() == "fail" else "a check could not complete"
+        click.echo(f"doctor: {script} not submitted: {why} (fix it, or --force to submit "
+                   "anyway)", err=True)
+    if json_file:
+        env = dict(os.environ, SLURM_JOB_ID=job_id) if job_id else None
+        write_file(expand_output_pattern(json_file, env), render("json", report))
+    if job_id is None:
+        sys.exit(report.exit_code())
+    click.echo(job_id)
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
     try:
