@@ -1,0 +1,111 @@
+"""The caching allocator's settings on ROCm jobs."""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.rocm import is_rocm_job
+from checks.imports import followed_env, scripts_or_none
+from checks.nccl import _version
+
+# The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
+# set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release
+# read it first, current sources read it last (c10/cuda/CUDAAllocatorConfig.h).
+ORDER = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
+WANT = "expandable_segments:True"
+ROCM_SINCE = (2, 3)   # pytorch#121885: expandable segments through HIP's VMM API
+
+
+def _rocm_reason(job, script, env) -> Optional[str]:
+    try:
+        why = is_rocm_job(job, script)
+    except KeyError:   # a live probe this build lacks: fall back to static signs
+        why = None
+    if why:
+        return why
+    if "rocm" in (job.torch_version or ""):
+        return f"torch {job.torch_version} is a ROCm build"
+    for name in ("PYTORCH_HIP_ALLOC_CONF", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        if name in env:
+            return f"{name} is set"
+    if script is not None and re.search(r"rocm", script.text, re.I):
+        return f"{script.rel} mentions ROCm"
+    return None
+
+
+def _expandable(value: str) -> Optional[bool]:
+    m = re.search(r"expandable_segments\s*:\s*(\w+)", value)
+    return None if not m else m.group(1) == "True"
+
+
+@check("hip-alloc-conf", title="The ROCm caching allocator runs without expandable segments",
+       severity="warning", tags=("rocm", "memory", "env"), needs=("sbatch",), timeout=10)
+def hip_alloc_conf(job) -> Iterator[Finding]:
+    """On ROCm jobs, PYTORCH_HIP_ALLOC_CONF lacks expandable_segments or is shadowed.
+
+    Reads the job's effective environment (login environment + job script +
+    the scripts it runs). torch reads PYTORCH_CUDA_ALLOC_CONF first, then (on
+    ROCm builds) PYTORCH_HIP_ALLOC_CONF, then PYTORCH_ALLOC_CONF — the first
+    one set wins, even when it is set to an empty string.
+
+    ## Why it matters
+    Without `expandable_segments:True` the allocator fragments on MI250X and
+    a job that needs ~55 GB of a 64 GB GCD fails with `OutOfMemoryError` at
+    ~40 GB. Two variables with different values means one is silently
+    ignored, and which one depends on the torch version. torch builds before
+    2.3 do not implement expandable segments on ROCm at all.
+
+    ## How to fix
+    Set exactly one variable, with the option, in the job script (or the
+    script run inside the container): `export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True`,
+    and unset the others. On torch < 2.3 upgrade torch (e.g. a newer LUMI
+    container) to get the option.
+    """
+    reasons = []
+    for script in scripts_or_none(job):
+        env, _ = followed_env(job, script)
+        why = _rocm_reason(job, script, env)
+        if why is None:
+            continue
+        reasons.append(why)
+        where = script.rel if script else "the login environment"
+        set_ = [env[n] for n in ORDER if n in env]
+        data = {"variables": {v.name: v.value for v in set_}, "rocm": why}
+        if len({v.value for v in set_}) > 1:
+            win, lose = set_[0], set_[1:]
+            names = [v.name for v in set_]
+            keep = "PYTORCH_HIP_ALLOC_CONF" if "PYTORCH_HIP_ALLOC_CONF" in names else win.name
+            yield Finding(
+                f"{', '.join(f'{v.name}={v.value!r}' for v in set_)} are all set for {where}: "
+                f"torch uses {win.name} ({win.where()}) and ignores "
+                f"{', '.join(v.name for v in lose)}",
+                location=_loc(win), fix="Keep one allocator variable; unset the others.",
+                commands=tuple(f"unset {v.name}" for v in set_ if v.name != keep),
+                data=dict(data, kind="conflict"), severity=Severity.ERROR)
+        win = set_[0] if set_ else None
+        value = win.value if win else ""
+        tv = _version(job.torch_version)
+        if win is None or _expandable(value) is not True:
+            new = f"{value},{WANT}" if value and "expandable_segments" not in value else WANT
+            yield Finding(
+                f"ROCm job ({why}) without {WANT} in "
+                f"{win.name + '=' + repr(value) if win else 'its allocator settings'} "
+                f"for {where}: expect OOM well below the GPU's memory from fragmentation",
+                location=_loc(win) or (Location(script.rel) if script else None),
+                fix="Enable expandable segments in the job script.",
+                commands=(f"export PYTORCH_HIP_ALLOC_CONF={new}",),
+                data=dict(data, kind="missing"))
+        elif tv and tv < ROCM_SINCE:
+            yield Finding(
+                f"{win.name} asks for expandable_segments, but torch {job.torch_version} "
+                "predates expandable segments on ROCm (2.3): the option does nothing",
+                location=_loc(win), fix="Use a torch >= 2.3 ROCm build.",
+                data=dict(data, kind="no-op", torch_version=job.torch_version))
+    if not reasons:
+        raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, MIOPEN_*/HIP_* variables "
+                   "or ROCm container in the job script)")
+
+
+def _loc(v) -> Optional[Location]:
+    return Location(v.path, v.line) if v is not None and v.path else None
