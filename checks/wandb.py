@@ -1,0 +1,120 @@
+"""Weights & Biases trying to reach the internet from a compute node's container."""
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from checks.imports import followed_env, parse_py, python_sources, scripts_or_none
+
+CONTAINER_TOOLS = ("singularity", "apptainer")
+QUIET_MODES = ("offline", "disabled", "dryrun")
+
+
+def container_command(scripts: list) -> Optional[tuple]:
+    """(script, command) of the first `singularity|apptainer exec|run|shell` line."""
+    for s in scripts:
+        for cmd in s.commands:
+            argv = cmd.argv
+            for i, w in enumerate(argv[:-1]):
+                if w.rsplit("/", 1)[-1] in CONTAINER_TOOLS and \
+                        argv[i + 1] in ("exec", "run", "shell", "instance"):
+                    return s, cmd
+    return None
+
+
+def wandb_usage(job) -> tuple:
+    """((file, line) of the first wandb import or None, whether every init is quiet)."""
+    first = None
+    quiet_inits, inits = 0, 0
+    for path in python_sources(job):
+        tree = parse_py(path)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            if first is None and any(m.split(".")[0] == "wandb" or m.endswith("WandbLogger")
+                                     for m in mods):
+                first = (job.rel(path), node.lineno)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "init" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "wandb":
+                inits += 1
+                mode = next((k.value for k in node.keywords if k.arg == "mode"), None)
+                if isinstance(mode, ast.Constant) and mode.value in QUIET_MODES:
+                    quiet_inits += 1
+    return first, inits > 0 and quiet_inits == inits
+
+
+@check("wandb-online-in-container", title="wandb runs online inside a container on a "
+       "site without outbound network", severity="error", tags=("wandb", "container", "network"),
+       needs=("repo", "sbatch", "settings"), timeout=20)
+def wandb_online_in_container(job) -> Iterator[Finding]:
+    """The job runs in Singularity/Apptainer, imports wandb, and WANDB_MODE is not offline.
+
+    Static: the job script (or a script it runs) calls `singularity`/`apptainer
+    exec`, or, on a live node, the doctor itself runs in such a container; the
+    repo's code imports wandb (or Lightning's WandbLogger); and neither the
+    job's effective environment (WANDB_MODE, WANDB_DISABLED) nor every
+    `wandb.init(mode=...)` call turns it off. The site profile says whether
+    compute nodes reach the internet: `site: {compute_network: false}` makes
+    this an error, an unset value a warning.
+
+    ## Why it matters
+    `wandb.init()` on a compute node without outbound network does not fail
+    fast: it retries and hangs the rank at start-up (seen on LUMI inside the
+    CSC PyTorch containers), while the other ranks wait in their first
+    collective until the job's time runs out.
+
+    ## How to fix
+    Log offline and sync from the login node afterwards:
+    `export WANDB_MODE=offline` in the job script (or the script run inside
+    the container), then `wandb sync <run dir>/wandb/offline-run-*`. Use
+    `WANDB_MODE=disabled` to turn it off entirely.
+    """
+    network = job.site.get("compute_network")
+    if network is True:
+        raise Skip("the site profile says compute nodes have outbound network "
+                   "(site.compute_network: true)")
+    imported, quiet_code = wandb_usage(job)
+    if imported is None:
+        raise Skip("the repo's code does not import wandb")
+    if quiet_code:
+        raise Skip("every wandb.init() call in the repo sets an offline/disabled mode")
+    live = None
+    if not job.static and job.has_fact("container"):
+        runtime = (job.fact("container") or {}).get("runtime")
+        live = runtime if runtime in CONTAINER_TOOLS else None
+    found_container = False
+    for script in scripts_or_none(job):
+        env, inners = followed_env(job, script)
+        scripts = ([script] if script else []) + inners
+        hit = container_command(scripts)
+        if hit is None and live is None:
+            continue
+        found_container = True
+        mode = (env.text("WANDB_MODE") or "").strip().lower()
+        disabled = (env.text("WANDB_DISABLED") or "").strip().lower() in ("true", "1", "yes")
+        if mode in QUIET_MODES or disabled:
+            continue
+        where = f"{hit[0].rel}:{hit[1].line}" if hit else f"this {live} container"
+        why = ("compute nodes have no outbound network (site.compute_network: false)"
+               if network is False else "compute nodes often have no outbound network "
+               "(set site.compute_network in doctor.yaml to say)")
+        mode_text = f"WANDB_MODE={mode}" if mode else "WANDB_MODE unset"
+        yield Finding(
+            f"the job runs in a container ({where}) and imports wandb "
+            f"({imported[0]}:{imported[1]}) with {mode_text}: {why}, so wandb.init() "
+            "hangs the rank at start-up",
+            location=Location(hit[0].rel, hit[1].line) if hit else Location(*imported),
+            fix="Log offline in the job script and sync from the login node afterwards.",
+            commands=("export WANDB_MODE=offline", "wandb sync wandb/offline-run-*"),
+            data={"container": where, "wandb_import": f"{imported[0]}:{imported[1]}",
+                  "wandb_mode": mode or None, "compute_network": network},
+            severity=None if network is False else Severity.WARNING)
+    if not found_container:
+        raise Skip("the job does not run in a Singularity/Apptainer container")
