@@ -1,0 +1,298 @@
+"""Start the smoke's ranks, watch them, stop them, collect what they left behind.
+
+Runs in the doctor's own process, so it never imports torch: each rank is a
+plain subprocess (`python -m doctor.smoke.worker`) with the torch.distributed
+environment, in its own session (so killing its process group also kills
+anything it forked), with the repo and src/ importable. Everything the ranks
+write goes to one temp dir that `cleanup()` removes; `cleanup()` is safe to
+call from another thread (the runner calls it on Ctrl-C) and more than once.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Optional
+
+from doctor.smoke import protocol as P
+
+POLL_S = 0.02
+# After the first rank fails, how long the others get to notice and exit on
+# their own (a gloo peer sees "Connection closed by peer" within milliseconds).
+GRACE_S = 2.0
+DUMP_WAIT_S = 1.0   # how long a SIGUSR1 stack dump may take
+PORT_ATTEMPTS = 3
+DOCTOR_ROOT = str(Path(__file__).resolve().parent.parent.parent)
+
+
+@dataclass
+class SmokePlan:
+    repo: Path
+    model: Optional[str] = None
+    input_shape: Optional[list] = None
+    timeout_s: float = 180.0
+    world_size: int = 2
+    backend: str = "auto"
+    python: str = sys.executable
+
+    @property
+    def pg_timeout_s(self) -> float:
+        """The process group's own timeout: well before the deadline, so that a rank
+        waiting for a stuck peer gives up first and the stuck one can be asked where it is."""
+        return max(3.0, round(self.timeout_s * 0.6, 1))
+
+
+@dataclass
+class RankOutcome:
+    rank: int
+    pid: int
+    returncode: Optional[int]
+    ended_at: Optional[float]           # when the launcher saw it exit (epoch)
+    stopped: Optional[str] = None       # "peer-failed" or "deadline" when the doctor killed it
+    events: list = field(default_factory=list)
+    fault_dump: str = ""                # faulthandler on a fatal signal
+    usr1_dump: str = ""                 # asked for by the launcher before stopping it
+    later_dump: str = ""                # dump_traceback_later, shortly before the deadline
+    output: str = ""                    # the tail of stdout+stderr
+
+    def event(self, name: str) -> Optional[dict]:
+        found = [e for e in self.events if e.get("event") == name]
+        return found[-1] if found else None
+
+    def phases(self) -> dict:
+        return {e["phase"]: e["seconds"] for e in self.events if e.get("event") == "phase"}
+
+
+@dataclass
+class SmokeRun:
+    plan: SmokePlan
+    ranks: list
+    port: int
+    started_at: float
+    duration_s: float
+    deadline_hit: bool
+    attempts: int = 1
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _read(path: Path, limit: int = 200_000) -> str:
+    try:
+        with open(path, "r", errors="replace") as fh:
+            data = fh.read()
+    except OSError:
+        return ""
+    return data[-limit:]
+
+
+def _read_events(path: Path) -> list:
+    out = []
+    for line in _read(path, limit=10_000_000).splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass  # a line cut short by a kill
+    return out
+
+
+class Launcher:
+    """One smoke run: start() → wait() → collect(), cleanup() always."""
+
+    def __init__(self, plan: SmokePlan, port: Optional[int] = None):
+        self.plan = plan
+        self.port = port or free_port()
+        self.dir: Optional[Path] = None
+        self.procs: list = []
+        self.stopped: dict = {}
+        self.ended: dict = {}
+        self.deadline_hit = False
+        self.started_at = 0.0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ---- start ---------------------------------------------------------
+    def env_for(self, rank: int, deadline: float) -> dict:
+        repo = self.plan.repo
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
+        paths = [str(repo / "src")] if (repo / "src").is_dir() else []
+        paths += [str(repo)]
+        paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        paths += [DOCTOR_ROOT]
+        env.update({
+            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(self.port),
+            "RANK": str(rank), "LOCAL_RANK": str(rank),
+            "WORLD_SIZE": str(self.plan.world_size),
+            "LOCAL_WORLD_SIZE": str(self.plan.world_size),
+            "PYTHONPATH": os.pathsep.join(paths),
+            "PYTHONDONTWRITEBYTECODE": "1",   # read-only: no __pycache__ in the user's repo
+            "PYTHONUNBUFFERED": "1",
+            P.ENV_DIR: str(self.dir), P.ENV_MODEL: self.plan.model or "",
+            P.ENV_SHAPE: json.dumps(self.plan.input_shape) if self.plan.input_shape else "",
+            P.ENV_BACKEND: self.plan.backend or "auto",
+            P.ENV_DEADLINE: repr(deadline), P.ENV_PG_TIMEOUT: str(self.plan.pg_timeout_s),
+            P.ENV_PARENT: str(os.getpid()),
+        })
+        env.setdefault("OMP_NUM_THREADS", "1")  # as torchrun does: ranks share the cores
+        # INFO names the parameters that got no gradient in DDP's unused-parameter error.
+        env.setdefault("TORCH_DISTRIBUTED_DEBUG", "INFO")
+        return env
+
+    def start(self) -> None:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the smoke was cancelled")
+            self.dir = Path(tempfile.mkdtemp(prefix="doctor-smoke-"))
+            self.started_at = time.time()
+            deadline = self.started_at + self.plan.timeout_s
+            for rank in range(self.plan.world_size):
+                out = open(P.output_file(self.dir, rank), "wb")
+                try:
+                    proc = subprocess.Popen(
+                        [self.plan.python, "-m", "doctor.smoke.worker"],
+                        cwd=str(self.plan.repo), env=self.env_for(rank, deadline),
+                        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                        start_new_session=True)
+                finally:
+                    out.close()
+                self.procs.append(proc)
+
+    # ---- watch ---------------------------------------------------------
+    def wait(self) -> None:
+        """Until every rank has exited, a rank failed and the others had their grace,
+        or the deadline: then stop whoever is left."""
+        deadline = self.started_at + self.plan.timeout_s
+        first_failure: Optional[float] = None
+        while True:
+            now = time.time()
+            alive = []
+            for rank, proc in enumerate(self.procs):
+                rc = proc.poll()
+                if rc is None:
+                    alive.append(rank)
+                elif rank not in self.ended:
+                    self.ended[rank] = now
+                    if rc != 0 and first_failure is None:
+                        first_failure = now
+            if not alive or self._closed:
+                return
+            if first_failure is not None and now >= first_failure + GRACE_S:
+                self.stop(alive, "peer-failed")
+                return
+            if now >= deadline:
+                self.deadline_hit = True
+                self.stop(alive, "deadline")
+                return
+            time.sleep(POLL_S)
+
+    def stop(self, ranks: list, reason: str) -> None:
+        """Ask each rank for its stacks (SIGUSR1 → faulthandler), then kill its group."""
+        asked = []
+        for rank in ranks:
+            proc = self.procs[rank]
+            if proc.poll() is None:
+                try:
+                    os.kill(proc.pid, signal.SIGUSR1)
+                    asked.append(rank)
+                except ProcessLookupError:
+                    pass
+        end = time.time() + DUMP_WAIT_S
+        pending = set(asked)
+        while pending and time.time() < end:
+            for rank in list(pending):
+                try:
+                    if self.dir is None or P.usr1_file(self.dir, rank).stat().st_size > 0:
+                        pending.discard(rank)
+                except OSError:  # not armed yet: nothing will come
+                    pending.discard(rank)
+            time.sleep(POLL_S)
+        time.sleep(0.05)  # let the dump finish writing its last frames
+        for rank in ranks:
+            self.stopped.setdefault(rank, reason)
+            self._kill(self.procs[rank])
+            self.ended.setdefault(rank, time.time())
+
+    @staticmethod
+    def _kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    # ---- collect and clean up -----------------------------------------
+    def collect(self) -> list:
+        out = []
+        for rank, proc in enumerate(self.procs):
+            assert self.dir is not None
+            out.append(RankOutcome(
+                rank=rank, pid=proc.pid, returncode=proc.returncode,
+                ended_at=self.ended.get(rank), stopped=self.stopped.get(rank),
+                events=_read_events(P.events_file(self.dir, rank)),
+                fault_dump=_read(P.fault_file(self.dir, rank)),
+                usr1_dump=_read(P.usr1_file(self.dir, rank)),
+                later_dump=_read(P.later_file(self.dir, rank)),
+                output=_read(P.output_file(self.dir, rank), limit=6000)))
+        return out
+
+    def cleanup(self) -> None:
+        """Kill every rank's process group, reap them, remove the temp dir. Idempotent."""
+        with self._lock:
+            self._closed = True
+            for proc in self.procs:
+                if proc.returncode is None:
+                    self._kill(proc)
+                else:  # exited, but something it forked may still run in its group
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            if self.dir is not None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = None
+
+
+def port_in_use(outcome: RankOutcome) -> bool:
+    exc = outcome.event("exception")
+    return bool(exc and exc.get("phase") == "init"
+                and "address already in use" in exc.get("message", "").lower())
+
+
+def run_smoke(plan: SmokePlan, on_launcher: Callable[[Launcher], None] = lambda _: None,
+              ports: Optional[Iterator[int]] = None) -> SmokeRun:
+    """Run the smoke to the end; retry with another port if rank 0 could not bind its own.
+
+    `on_launcher` gets each Launcher before it starts (the check registers its
+    cleanup with the Job, so that Ctrl-C also stops the ranks).
+    """
+    t0 = time.time()
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        launcher = Launcher(plan, port=next(ports, None) if ports is not None else None)
+        on_launcher(launcher)
+        try:
+            launcher.start()
+            launcher.wait()
+            ranks = launcher.collect()
+        finally:
+            launcher.cleanup()
+        if attempt < PORT_ATTEMPTS and any(port_in_use(r) for r in ranks):
+            continue
+        return SmokeRun(plan=plan, ranks=ranks, port=launcher.port, started_at=t0,
+                        duration_s=time.time() - t0, deadline_hit=launcher.deadline_hit,
+                        attempts=attempt)
+    raise AssertionError("unreachable")
