@@ -1,0 +1,212 @@
+"""MIOpen's user databases and kernel cache: where they live, and who shares them."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
+from doctor.rocm import is_rocm_job
+
+DIR_VARS = ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR")
+DEFAULTS = {"MIOPEN_USER_DB_PATH": "~/.config/miopen",
+            "MIOPEN_CUSTOM_CACHE_DIR": "~/.cache/miopen/<version>"}
+TRUTHY = {"1", "yes", "true", "on", "enable", "enabled"}
+_JOB_VAR = re.compile(r"\$\{?SLURM_(ARRAY_)?JOB_?ID|\$\{?SLURM_ARRAY_TASK_ID|\$\(\s*mktemp")
+
+
+@check("miopen-cache-shared", title="MIOpen's cache or user database is shared between nodes or jobs",
+       severity="error", tags=("rocm", "miopen", "filesystem"), needs=("node", "sbatch"),
+       timeout=30)
+def miopen_cache_shared(job) -> Iterator[Finding]:
+    """MIOpen's SQLite cache sits on a shared filesystem that several nodes or jobs write to.
+
+    MIOpen keeps tuned kernels and find results in `MIOPEN_USER_DB_PATH`
+    (default `~/.config/miopen`) and compiled kernels in `MIOPEN_CUSTOM_CACHE_DIR`
+    (default `~/.cache/miopen/<version>`). The job environment is the login
+    environment plus the job script's exports; the filesystem comes from the
+    site profile, the mount table or statfs.
+
+    Fails when a directory is on a shared filesystem (Lustre, GPFS, BeeGFS, NFS,
+    ...) with no per-node part and the job spans more than one node. Warns when
+    it has no per-job part (concurrent jobs), when it is a bare multi-user `/tmp`,
+    when `MIOPEN_DISABLE_CACHE` is on, and when the ignored typo `MIOPEN_USER_DB`
+    is set. A per-node part written in the batch script itself (`$SLURMD_NODENAME`,
+    `$(hostname)`) does not count: the batch step expands it once, on the first
+    node, and srun hands that same path to every node.
+
+    ## Why it matters
+    The kernel cache is a SQLite database in WAL mode and the text databases use
+    lock files under the node's own /tmp: ranks on different nodes cannot see each
+    other's locks. On a shared filesystem this ends in `database disk image is
+    malformed`, `locking protocol`, `disk I/O error`, or "No suitable algorithm was
+    found to execute the required convolution" (ROCm/MIOpen#1878, #2214). Turning the
+    cache off instead makes every run recompile every kernel.
+
+    ## How to fix
+    Give every job its own directory on node-local storage, and create it on each
+    node before the training step (after the `#SBATCH` lines):
+
+        export MIOPEN_USER_DB_PATH="/tmp/$USER-miopen-$SLURM_JOB_ID"
+        export MIOPEN_CUSTOM_CACHE_DIR="$MIOPEN_USER_DB_PATH"
+        srun --nodes=$SLURM_NNODES --ntasks=$SLURM_NNODES mkdir -p "$MIOPEN_USER_DB_PATH"
+
+    Remove `MIOPEN_DISABLE_CACHE`, and rename `MIOPEN_USER_DB` to `MIOPEN_USER_DB_PATH`.
+    """
+    scripts = list(job.scripts) or [None]
+    rocm = [(s, is_rocm_job(job, s)) for s in scripts]
+    rocm = [(s, why) for s, why in rocm if why]
+    if not rocm:
+        raise Skip("not a ROCm job: torch is not a HIP build, there is no /dev/kfd and no "
+                   "MIOPEN_* variable is set")
+    for script, _why in rocm:
+        yield from _check_env(job, script)
+
+
+def _check_env(job, script) -> Iterator[Finding]:
+    env = job.job_env(script)
+    nodes = job.nodes(script) or 1
+    fix_cmds = _fix_commands(job, nodes)
+    fix = ("Use a per-job directory on node-local storage and create it on every node "
+           "before the training step" + (f" (insert after line {_last_directive(script)} of "
+                                         f"{script.rel})" if script else "") + ".")
+    typo = env.get("MIOPEN_USER_DB")
+    if typo is not None:
+        yield Finding(
+            f"MIOPEN_USER_DB={typo.value} ({typo.where()}) is ignored by MIOpen: the "
+            "variable is MIOPEN_USER_DB_PATH",
+            location=_loc(job, script, typo), severity=Severity.WARNING,
+            fix="Rename the variable to MIOPEN_USER_DB_PATH.",
+            commands=(f'export MIOPEN_USER_DB_PATH="{typo.value}"', "unset MIOPEN_USER_DB"),
+            data=_data("MIOPEN_USER_DB", typo.value, None, nodes))
+    off = env.get("MIOPEN_DISABLE_CACHE")
+    if off is not None and off.value.strip().lower() in TRUTHY:
+        yield Finding(
+            f"MIOPEN_DISABLE_CACHE={off.value} (set {off.where()}) turns MIOpen's kernel cache "
+            "off: every process recompiles every kernel, and a shared-cache problem is "
+            "hidden rather than fixed",
+            location=_loc(job, script, off), severity=Severity.WARNING,
+            fix="Remove MIOPEN_DISABLE_CACHE and give the cache a per-job node-local "
+                "directory instead.",
+            commands=("unset MIOPEN_DISABLE_CACHE", *fix_cmds),
+            data=_data("MIOPEN_DISABLE_CACHE", off.value, None, nodes))
+    for var in DIR_VARS:
+        finding = _check_dir(job, script, env, var, nodes, fix, fix_cmds)
+        if finding is not None:
+            yield finding
+
+
+def _check_dir(job, script, env, var: str, nodes: int, fix: str,
+               fix_cmds: tuple) -> Optional[Finding]:
+    v = env.get(var)
+    home = env.text("HOME")
+    if v is not None:
+        value, where = v.value, (f"set at {v.where()}" if v.path else "set in the login environment")
+        parts = set(v.parts) | _concrete_parts(v.value, env, job)
+        # sbatch's filename patterns (%j, %N) mean nothing to MIOpen: they stay literal
+        if "%N" in value or "%n" in value:
+            parts.discard("node")
+        if ("%j" in value or "%A" in value) and not _JOB_VAR.search(value):
+            parts.discard("job")
+        # the batch step expands $SLURMD_NODENAME / $(hostname) once, on the first node
+        batch_node = v.source == "sbatch" and not job.in_job and "node" in parts
+        if batch_node:
+            parts.discard("node")
+    else:
+        value, where, parts, batch_node = DEFAULTS[var], "unset: MIOpen's default", {"user"}, False
+    mktemp = "$(mktemp" in value or "`mktemp" in value
+    if mktemp:
+        base: Optional[str] = env.text("TMPDIR") or "/tmp"
+    else:
+        base = literal_dir(value.replace("<version>", ""), home)
+        if base is None and not value.startswith(("~", "$")):
+            base = os.path.join(str(job.repo), value)  # relative: the submit directory
+    if base is None:
+        return None  # e.g. $SOMEDIR/miopen with $SOMEDIR unknown: nothing to judge
+    fs = filesystem_of(job, base)
+    if v is None and fs.get("fstype") in MIOPEN_NETWORKED and _miopen_falls_back(job):
+        # MIOpen ≥ ROCm 5.7 moves its *defaults* off NFS/Lustre/Ceph to temp_directory_path()
+        tmp = env.text("TMPDIR") or "/tmp"
+        value, where = tmp, (f"unset: MIOpen's default {DEFAULTS[var]} is on {fs['fstype']}, "
+                             f"so MIOpen falls back to {tmp} itself")
+        parts = set()
+        fs = filesystem_of(job, tmp)
+    shared = fs.get("shared")
+    per_job = bool(parts & {"job", "tmp"})
+    fs_name = fs.get("fstype") or ("a shared filesystem" if shared else "node-local storage")
+    fs_text = f"{fs_name} ({fs.get('mount') or fs['path']}, from {fs['source']})"
+    loc = _loc(job, script, v)
+    data = _data(var, value, fs, nodes)
+    if shared and nodes > 1 and "node" not in parts:
+        why = (" Its per-node part is expanded once by the batch script, on the first node; "
+               "srun passes that same path to every node." if batch_node else "")
+        return Finding(
+            f"{var}={value} ({where}) is on {fs_text}, shared by the job's {nodes} nodes: "
+            f"their ranks write one MIOpen SQLite database and cannot see each other's "
+            f"locks.{why}", location=loc, fix=fix, commands=fix_cmds, data=data)
+    if shared and not per_job:
+        return Finding(
+            f"{var}={value} ({where}) is on {fs_text} with no per-job part: concurrent jobs "
+            "write the same MIOpen databases", location=loc, fix=fix, commands=fix_cmds,
+            data=data, severity=Severity.WARNING)
+    if shared is False and _bare_tmp(value, env) and not parts & {"user", "job", "tmp"}:
+        return Finding(
+            f"{var}={value} ({where}) is a multi-user /tmp with no user or job part: other "
+            "users' jobs on the node collide with it (permission errors)", location=loc,
+            fix=fix, commands=fix_cmds, data=data, severity=Severity.WARNING)
+    return None
+
+
+def _bare_tmp(value: str, env) -> bool:
+    tmpdirs = {"/tmp", "/var/tmp", "/dev/shm", (env.text("TMPDIR") or "/tmp").rstrip("/")}
+    return os.path.dirname(value.rstrip("/")) in tmpdirs or value.rstrip("/") in tmpdirs
+
+
+def _concrete_parts(value: str, env, job) -> set:
+    """In a job the values are concrete: recognise the job id, node name, user in them."""
+    parts = set()
+    for name, kind in (("SLURM_JOB_ID", "job"), ("SLURMD_NODENAME", "node"),
+                       ("USER", "user")):
+        known = env.text(name)
+        if known and len(known) >= 2 and re.search(rf"(?<![A-Za-z0-9]){re.escape(known)}"
+                                                   rf"(?![A-Za-z0-9])", value):
+            if kind != "node" or job.in_job:
+                parts.add(kind)
+    return parts
+
+
+def _miopen_falls_back(job) -> bool:
+    """MIOpen's network-FS fallback exists from ROCm 5.7 (MIOpen PR #2092)."""
+    if job.static:
+        return True
+    hip = (job.fact("torch_build") or {}).get("hip") or ""
+    nums = [int(x) for x in re.findall(r"\d+", hip)[:2]]
+    return not nums or tuple(nums) >= (5, 7)
+
+
+def _last_directive(script) -> int:
+    return max((d.line for d in script.directives), default=1) if script else 1
+
+
+def _loc(job, script, v) -> Optional[Location]:
+    if v is not None and v.path:
+        return Location(v.path, v.line)
+    if script is not None:
+        return Location(script.rel, _last_directive(script))
+    return None
+
+
+def _fix_commands(job, nodes: int) -> tuple:
+    local = next((p for p in (job.site.get("local_paths") or ())
+                  if not str(p).startswith("/dev/shm")), "/tmp")
+    mkdir = ('srun --nodes=$SLURM_NNODES --ntasks=$SLURM_NNODES mkdir -p "$MIOPEN_USER_DB_PATH"'
+             if nodes > 1 else 'mkdir -p "$MIOPEN_USER_DB_PATH"')
+    return (f'export MIOPEN_USER_DB_PATH="{str(local).rstrip("/")}/$USER-miopen-$SLURM_JOB_ID"',
+            'export MIOPEN_CUSTOM_CACHE_DIR="$MIOPEN_USER_DB_PATH"', mkdir)
+
+
+def _data(var: str, value: str, fs: Optional[dict], nodes: int) -> dict:
+    return {"variable": var, "value": value, "nodes": nodes,
+            "filesystem": None if fs is None else
+            {k: fs.get(k) for k in ("fstype", "shared", "mount", "source")}}
