@@ -1,0 +1,183 @@
+"""Cross-node checks: they judge the facts gathered from every node of the step.
+
+They run once, on task 0, after `doctor run --gather` merged the nodes'
+reports (doctor/gather.py); they read `job.fact("gathered_nodes")`, the
+report's `nodes` with each node's facts. Outside a gathered run they skip.
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any, Iterator
+
+from doctor import Finding, Skip, check
+from doctor.gather import compress_hostlist, cross_node, node_fact
+
+GATHER_HINT = ("only in a gathered multi-node run: `srun --ntasks-per-node=1 doctor run "
+               "--gather` inside the allocation")
+
+# fact key → what a user calls it
+SKEWED_FACTS = (
+    ("python", "Python version"),
+    ("torch_version", "torch version"),
+    ("torch_cuda", "torch's CUDA runtime"),
+    ("torch_hip", "torch's HIP runtime"),
+    ("driver", "GPU driver version"),
+    ("gpu_count", "number of visible GPUs"),
+    ("gpu_models", "GPU model"),
+)
+
+
+def gathered_nodes(job: Any) -> list:
+    try:
+        nodes = job.fact("gathered_nodes")
+    except KeyError:
+        nodes = None
+    if not nodes:
+        raise Skip(GATHER_HINT)
+    return nodes
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    return "none" if value is None else str(value)
+
+
+@check("node-skew", title="The nodes of the job differ in software or GPUs",
+       severity="error", tags=("multi-node", "cross-node"), needs=("node",))
+def node_skew(job) -> Iterator[Finding]:
+    """One node runs a different Python, torch, GPU runtime, driver or GPU count than the rest.
+
+    ## Why it matters
+    DDP assumes every rank runs the same code on the same kind of device. A node
+    with another torch build or CUDA/HIP runtime pickles, compiles and
+    communicates differently: collectives hang or fail with errors that name
+    no node, a node that sees 7 GPUs instead of 8 makes `LOCAL_RANK` 7 crash
+    after the whole job has started, and a different driver changes numerics.
+    Hours later, the job log says only "NCCL timeout".
+
+    ## How to fix
+    Run every node from one environment: the same container image, or one venv
+    on a shared filesystem activated the same way on all nodes (no `pip
+    install` in the job script). Until the odd node is repaired, keep the job
+    off it: `sbatch --exclude=NODE`, and tell the admins (`scontrol update
+    nodename=NODE state=drain reason="doctor: node-skew"` if you may).
+    """
+    nodes = [n for n in gathered_nodes(job) if n.get("status") != "missing"]
+    if len(nodes) < 2:
+        raise Skip("fewer than two nodes reported")
+    for key, label in SKEWED_FACTS:
+        groups: dict = {}
+        for n in nodes:
+            value = (n.get("facts") or {}).get(key)
+            if value is None:
+                continue  # a node that could not tell is not evidence of skew
+            groups.setdefault(repr(value), (value, []))[1].append(n["slurm_node"])
+        if len(groups) < 2:
+            continue
+        counts = Counter({k: len(v[1]) for k, v in groups.items()})
+        first = next(n["slurm_node"] for n in nodes)
+        # the majority is the reference; a tie goes to the group holding task 0's node
+        ref = max(groups, key=lambda k: (counts[k], first in groups[k][1]))
+        ref_value, ref_nodes = groups[ref]
+        values = {compress_hostlist(ns): v for v, ns in groups.values()}
+        for k, (value, odd) in groups.items():
+            if k == ref:
+                continue
+            where = compress_hostlist(odd)
+            yield Finding(
+                f"{label} differs on {where}: {_show(value)} "
+                f"(the other {len(ref_nodes)} node(s), {compress_hostlist(ref_nodes)}: "
+                f"{_show(ref_value)})",
+                fix=f"Run {where} from the same environment as the other nodes, or keep "
+                    f"the job off it with `sbatch --exclude={where}`.",
+                commands=(f"sbatch --exclude={where} ...",
+                          f'scontrol update nodename={where} state=drain '
+                          f'reason="doctor: node-skew {key}"'),
+                data={"fact": key, "node": where, "value": value, "expected": ref_value,
+                      "values": values})
+
+
+@check("node-missing", title="A node of the job did not report to the doctor",
+       severity="error", tags=("multi-node", "cross-node"), needs=("node",))
+def node_missing(job) -> Iterator[Finding]:
+    """A node of the step never joined the gathering, or stopped answering mid-run.
+
+    ## Why it matters
+    The doctor on that node was killed, hung past its deadline, or never
+    started: the node is down, out of memory, cannot reach the first node of
+    the job over the network, or is so slow that the training step would time
+    out there too. A report without it would look clean while that node would
+    stall the job's first collective.
+
+    ## How to fix
+    Look at the node: `scontrol show node NODE` (state, reason), the job step's
+    stderr for that task, and `sacct -j JOB --format=JobID,NodeList,State,ExitCode`.
+    Check that nodes reach the first node of the job on the gather port (no
+    firewall between compute nodes). Keep the job off a bad node with
+    `sbatch --exclude=NODE`; raise `--gather-timeout` if the node was only slow.
+    """
+    for n in gathered_nodes(job):
+        if n.get("status") != "missing":
+            continue
+        node = n["slurm_node"]
+        yield Finding(f"{node} (task {n['rank']}) did not report: {n.get('reason')}",
+                      fix=f"Check {node} (`scontrol show node {node}`) and keep the job off "
+                          f"it until it is fixed.",
+                      commands=(f"scontrol show node {node}", f"sbatch --exclude={node} ..."),
+                      data={"node": node, "rank": n["rank"], "reason": n.get("reason")})
+
+
+# ---- the cross-node part of miopen-cache-shared (the check is checks/miopen.py)
+
+MIOPEN_DEFAULTS = (("MIOPEN_USER_DB_PATH", "~/.config/miopen"),
+                   ("MIOPEN_CUSTOM_CACHE_DIR", "~/.cache/miopen"))
+
+
+@node_fact("miopen_cache")
+def miopen_cache_dirs(job) -> dict:
+    """This node's resolved MIOpen directories and their filesystems (in-job: the real env)."""
+    from doctor.probes.mounts import filesystem_of
+    from doctor.rocm import is_rocm_job
+
+    env = job.login_env
+    rocm = is_rocm_job(job)
+    dirs = []
+    if rocm:
+        home = env.get("HOME") or os.path.expanduser("~")
+        for var, default in MIOPEN_DEFAULTS:
+            value = env.get(var) or default
+            path = os.path.normpath(home + value[1:] if value.startswith("~") else value)
+            if not os.path.isabs(path):
+                continue
+            fs = filesystem_of(job, path)
+            dirs.append({"variable": var, "path": path, "fstype": fs.get("fstype"),
+                         "shared": fs.get("shared")})
+    return {"rocm": bool(rocm), "dirs": dirs}
+
+
+@cross_node("miopen-cache-shared")
+def miopen_cache_collisions(nodes: list) -> Iterator[Finding]:
+    """Two or more nodes resolve the same MIOpen directory on a shared filesystem."""
+    seen: dict = {}
+    for n in nodes:
+        info = (n.get("facts") or {}).get("miopen_cache") or {}
+        if not info.get("rocm"):
+            continue
+        for d in info.get("dirs") or []:
+            if d.get("shared"):
+                seen.setdefault((d["variable"], d["path"]), (d, []))[1].append(n["slurm_node"])
+    for (var, path), (d, names) in seen.items():
+        if len(names) < 2:
+            continue
+        where = compress_hostlist(names)
+        yield Finding(
+            f"{where} all use {var}={path} on the shared filesystem {d.get('fstype') or '?'}: "
+            "MIOpen's SQLite databases lock up or corrupt when nodes share them",
+            fix=f"Give each node and job its own directory on node-local storage, created "
+                f"before use, in the job script before `srun`.",
+            commands=(f'export {var}="/tmp/${{USER}}-miopen-${{SLURM_JOB_ID}}"  # node-local',
+                      f'srun --ntasks-per-node=1 mkdir -p "${var}"'),
+            data={"variable": var, "value": path, "filesystem": d.get("fstype"),
+                  "nodes": names, "node": where})
