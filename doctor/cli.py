@@ -92,11 +92,17 @@ def cli() -> None:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 unless the input is bad (exit 2).")
 @click.option("--torch-version", help="The torch version the job will run (default: the "
               "installed one); rules that differ between versions follow it.")
+@click.option("--gather", is_flag=True, help="Under `srun --ntasks-per-node=1`: merge every "
+              "node's report into one, written by task 0 (automatic for such steps).")
+@click.option("--gather-timeout", type=click.FloatRange(1, 3600), default=30.0,
+              show_default=True, help="Seconds a node may be late before it is reported "
+              "missing.")
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             model: Optional[str], no_smoke: bool, static: bool, only: tuple, skip: tuple,
             settings_file: Optional[Path], fmt: str, output: Optional[str],
             json_file: Optional[str], fail_on: str, exit_zero: bool,
-            torch_version: Optional[str]) -> None:
+            torch_version: Optional[str], gather: bool = False,
+            gather_timeout: float = 30.0) -> None:
     """Run the checks and report."""
     from doctor.context import Job
     from doctor.report import render
@@ -105,8 +111,19 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
               caches=caches, settings_file=settings_file, model=model,
               torch_version=torch_version, static=static)
-    report = run(job, only=_split(only), skip=_split(skip), static=static, no_smoke=no_smoke,
-                 fail_on=Severity.parse(fail_on), on_done=_progress())
+    from doctor import gather as gathering
+
+    if gather or (not static and gathering.wants_gather(job.login_env)):
+        plan = gathering.plan_from_env(job.login_env, timeout=gather_timeout)
+        report, writes = gathering.run_gathered(
+            job, plan, only=_split(only), skip=_split(skip), static=static,
+            no_smoke=no_smoke, fail_on=Severity.parse(fail_on), on_done=_progress())
+        if not writes:  # task 0 writes the one merged report of the step
+            sys.exit(0 if exit_zero else report.exit_code())
+    else:
+        report = run(job, only=_split(only), skip=_split(skip), static=static,
+                     no_smoke=no_smoke, fail_on=Severity.parse(fail_on),
+                     on_done=_progress())
     text = render(fmt, report) if fmt != "table" else _table(report, output is None)
     if output:
         write_file(expand_output_pattern(output), text)
