@@ -107,11 +107,14 @@ def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], li
         v = state.get(var)
         return v.value if v is not None else None
 
+    home = state.get("HOME")
+    if home is not None and (raw == "~" or raw.startswith("~/")):
+        raw = "${HOME}" + raw[1:]  # bash tilde-expands the start of an assignment's value
     res = expand(raw, lookup, in_job=in_job)
     parts = set(res.parts)
     unresolved = list(res.unresolved)
-    for var in referenced:
-        if var in state and var != name:
+    for var in referenced:  # (A=$A:x keeps what the old value of A said about itself)
+        if var in state:
             parts |= state[var].parts
             unresolved += [u for u in state[var].unresolved if u not in unresolved]
     state[name] = EnvValue(name, res.text, "sbatch", script.rel if script else None, line,
