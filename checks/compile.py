@@ -1,0 +1,134 @@
+"""torch.compile turned on where it will fail or hang."""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+
+COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+SAFE_CONTEXTS = ("spawn", "forkserver")
+
+
+def compile_setting(m) -> Optional[tuple]:
+    """(key, mode) when this mapping turns compile on; mode None for plain `true`."""
+    for key in COMPILE_KEYS:
+        if key not in m:
+            continue
+        v = m[key]
+        if v is True:
+            return key, None
+        if isinstance(v, str) and v in MODES:
+            return key, v
+        if isinstance(v, dict) and v.get("enabled", v.get("enable", True)) is True:
+            mode = v.get("mode")
+            return key, mode if isinstance(mode, str) else None
+    return None
+
+
+def _python_version(job) -> tuple:
+    nums = re.findall(r"\d+", str(job.fact("python") or ""))[:2]
+    return tuple(int(n) for n in nums)
+
+
+@check("torch-compile-risk", title="torch.compile is enabled where it will fail or hang",
+       severity="error", tags=("compile", "triton", "dataloader"), needs=("configs",),
+       timeout=15)
+def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Finding]:
+    """A config turns torch.compile on where it fails: no triton, aarch64, small RAM, fork.
+
+    Finds `compile: true`, a compile mode string, or `compile: {mode: ...}`
+    in the configs. Statically: fork-started DataLoader workers (num_workers
+    > 0 with no `multiprocessing_context: spawn|forkserver`) in the same
+    config. On a live node, from facts: no triton installed (read from
+    package metadata, no import) while the job targets a GPU, the same on
+    aarch64, and `max-autotune` on a node with little memory.
+
+    ## Why it matters
+    Without triton, inductor raises `TritonMissing: Cannot find a working
+    triton installation` at the first compiled step — after data loading and
+    model setup, on every rank. Triton's PyPI wheels were x86-only for a long
+    time, so aarch64 nodes (GH200) often have none. `max-autotune` compiles
+    many kernel variants in parallel subprocesses and can exhaust a small
+    node's memory. LLVM's thread pools are not fork-safe: forking DataLoader
+    workers after triton has compiled kills them with `LLVM ERROR:
+    pthread_join failed: Invalid argument` (SIGABRT).
+
+    ## How to fix
+    Install the triton that matches the torch build (`pip install triton`,
+    `pytorch-triton-rocm` for ROCm) or turn compile off; on aarch64 use a
+    torch ≥ 2.7 CUDA wheel that ships triton, or eager mode. Use
+    `mode: reduce-overhead` or `default` on small nodes. Start DataLoader
+    workers with `multiprocessing_context: spawn` (or `forkserver`).
+    """
+    found = [(cfg, kp, m, *s) for cfg in job.configs for kp, m in cfg.mappings()
+             if (s := compile_setting(m))]
+    if not found:
+        raise Skip("no config turns torch.compile on")
+    live = not job.static
+    for cfg, kp, m, key, mode in found:
+        loc = Location(cfg.rel, m.line_of(key))
+        what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
+        base = {"config": cfg.rel, "key": key, "mode": mode}
+        yield from _fork_workers(job, cfg, what, base)
+        if not live:
+            continue
+        triton = job.fact("triton") or {}
+        machine = (job.fact("node") or {}).get("machine")
+        gpu = _gpu_target(job)
+        if not triton.get("installed") and (gpu or machine == "aarch64"):
+            arm = machine == "aarch64"
+            yield Finding(
+                f"{what} but no triton is installed"
+                + (" (aarch64: triton's wheels were x86-only for a long time)" if arm else
+                   f" for the {gpu} target") + ": inductor raises TritonMissing at the first "
+                "compiled step",
+                location=loc, fix="Install the triton matching this torch build, or turn "
+                "compile off for this node.",
+                commands=("pip install triton",) if not arm else (),
+                data=dict(base, rule="triton-missing", machine=machine, target=gpu))
+        mem = (job.fact("node") or {}).get("memory_bytes")
+        if mode and mode.startswith("max-autotune") and mem and \
+                mem < min_autotune_memory_gb * 2**30:
+            yield Finding(
+                f"{what} on a node with {mem / 2**30:.0f} GiB of memory (< "
+                f"{min_autotune_memory_gb} GiB): autotuning compiles many kernels in "
+                "parallel and can run the node out of memory",
+                location=loc, fix="Use mode: default or reduce-overhead on this node.",
+                data=dict(base, rule="max-autotune-memory", memory_bytes=mem),
+                severity=Severity.WARNING)
+
+
+def _gpu_target(job) -> Optional[str]:
+    if job.has_fact("torch_build"):
+        build = job.fact("torch_build") or {}
+        if build.get("hip"):
+            return "ROCm"
+        if build.get("cuda") and build.get("available"):
+            return "CUDA"
+    for s in job.scripts:
+        if s.gpus_per_node():
+            return "GPU"
+    return None
+
+
+def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:
+    py = _python_version(job) if not job.static else ()
+    for kp, m in cfg.mappings():
+        workers = m.get("num_workers")
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers <= 0:
+            continue
+        ctx = m.get("multiprocessing_context")
+        if ctx in SAFE_CONTEXTS or (ctx is None and py >= (3, 14)):
+            continue   # Python 3.14 made forkserver the default on Linux
+        line = m.line_of("multiprocessing_context" if ctx else "num_workers")
+        yield Finding(
+            f"{what} with {workers} DataLoader workers started by fork at {cfg.rel}:{line}: "
+            "forking after triton compiled kills workers with `LLVM ERROR: pthread_join "
+            "failed`",
+            location=Location(cfg.rel, line),
+            fix="Start the workers with spawn: add `multiprocessing_context: spawn` next to "
+                "num_workers (DataLoader(..., multiprocessing_context='spawn')).",
+            data=dict(base, rule="fork-workers", num_workers=workers, context=ctx),
+            severity=Severity.WARNING)
