@@ -1,0 +1,219 @@
+"""Repository hygiene: core dumps and oversized files in the index, work tree and history."""
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Iterator
+
+from doctor import Finding, Location, Severity, check
+from doctor.gitscan import (CANDIDATE_SIZE, MAX_HEADER_READS, Blob, GitRepo, core_name_hint,
+                            human, is_core_dump, is_elf_core, repo_for)
+
+MB = 1000 * 1000
+MIB = 1024 * 1024
+REWRITE_WARNING = ("`git filter-repo` rewrites history: every commit after it gets a new id, "
+                   "so coordinate with everyone who has a clone and force-push all branches.")
+
+
+def _ignore_line(path: str) -> list:
+    """.gitignore lines that keep this file out without hiding code (`src/core/`, `core.py`)."""
+    name = path.rpartition("/")[2]
+    if name == "core":
+        return ["core", "!core/"]
+    if name.startswith("core.") and name[5:].isdigit():
+        return ["core.[0-9]*"]
+    if name.startswith("vgcore."):
+        return ["vgcore.*"]
+    return ["/" + path]
+
+
+def _commands(repo: GitRepo, blob: Blob, ignore: bool) -> tuple:
+    q = shlex.quote
+    cmds = []
+    if blob.where == "index":
+        cmds.append(f"git rm --cached -- {q(blob.path)}")
+    if ignore:
+        cmds += [f"echo {q(line)} >> .gitignore" for line in _ignore_line(blob.path)]
+    if ignore:
+        cmds.append("git add .gitignore")
+    if blob.where == "index":
+        cmds.append(f"git commit -m {q('Stop tracking ' + blob.path)}")
+    if blob.where == "history" or blob.commit:
+        cmds.append(f"git filter-repo --invert-paths --path {q(repo.prefix + blob.path)}")
+    return tuple(cmds)
+
+
+def _fix(blob: Blob) -> str:
+    if blob.where == "untracked":
+        return "Delete it (or move it out of the repository) and ignore it so that it is never added."
+    if blob.where == "history":
+        return ("It is no longer tracked, but every clone and push still carries it: ignore it, "
+                "then remove it from history from the repository's top level. " + REWRITE_WARNING)
+    text = "Remove it from the index, ignore it, and commit."
+    if blob.commit:
+        text += (" It also stays in history until you rewrite it, from the repository's top "
+                 "level: " + REWRITE_WARNING)
+    return text
+
+
+def _history_blobs(repo: GitRepo, want) -> list:
+    """History blobs under the directory that `want(path, size)`, one per (path, oid)."""
+    out = {}
+    for top_path, oid, size in repo.history():
+        rel = repo.rel(top_path)
+        if rel is not None and want(rel, size):
+            out[(rel, oid)] = Blob(rel, oid, size, "history")
+    return list(out.values())
+
+
+def _with_commits(repo: GitRepo, blobs: list) -> list:
+    added = repo.added_in(repo.prefix + b.path for b in blobs)
+    return [Blob(b.path, b.oid, b.size, b.where,
+                 added.get(repo.prefix + b.path, {}).get(b.oid or "")) for b in blobs]
+
+
+def _core_candidates(blobs: list) -> list:
+    """Blobs worth 20 bytes: a core-like name, or large; names first, then by size."""
+    cands = [b for b in blobs if core_name_hint(b.path) or b.size >= CANDIDATE_SIZE]
+    cands.sort(key=lambda b: (not core_name_hint(b.path), -b.size))
+    return cands[:MAX_HEADER_READS]
+
+
+@check("git-tracked-core-file", title="Core dump files are tracked by git",
+       severity="error", tags=("git", "repo"), needs=("repo", "git"), timeout=120)
+def tracked_core_files(job) -> Iterator[Finding]:
+    """A core dump is committed, staged, about to be added, or buried in history.
+
+    Core dumps are found by content: an ELF header whose e_type is ET_CORE
+    (32/64-bit, either byte order). Names such as `core`, `core.<pid>` or
+    `vgcore.<pid>` only decide which files are worth reading; `core.py`,
+    `src/core/` or an executable named `core` are never reported.
+
+    ## Why it matters
+    A crashed training run drops a core file of the process's whole memory
+    (often gigabytes) into the working directory. Committed, it makes every
+    clone huge, and GitHub rejects any push that carries a file over 100 MB,
+    so one `git add .` after a crash blocks the whole team's pushes until the
+    file is removed from history, not just from the latest commit.
+
+    ## How to fix
+    Stop tracking it and ignore core files (the `!core/` line keeps packages
+    named `core` visible):
+
+        git rm --cached -- core.12345
+        echo 'core.[0-9]*' >> .gitignore
+        git add .gitignore
+        git commit -m 'Stop tracking core.12345'
+
+    If it was ever committed, rewrite history from the repository's top level
+    (this changes every later commit id; coordinate and force-push):
+
+        git filter-repo --invert-paths --path core.12345
+
+    Prevent new ones with `ulimit -c 0` in the job script.
+    """
+    repo = repo_for(job)
+    index = repo.index()
+    found: list = []
+    for b in _core_candidates(index):
+        if is_elf_core(repo.blob_head(b.oid or "")):
+            found.append(b)
+    for b in _core_candidates(repo.untracked()):
+        if is_core_dump(str(job.repo / b.path)):
+            found.append(b)
+    in_index = {(b.path, b.oid) for b in index}
+    for b in _core_candidates(_history_blobs(repo, lambda p, s: True)):
+        if (b.path, b.oid) not in in_index and is_elf_core(repo.blob_head(b.oid or "")):
+            found.append(b)
+    found = _with_commits(repo, [b for b in found if b.where != "untracked"]) + \
+        [b for b in found if b.where == "untracked"]
+    for b in found:
+        yield _core_finding(repo, b)
+
+
+def _core_finding(repo: GitRepo, b: Blob) -> Finding:
+    where = {"index": "is tracked by git (in the index)",
+             "untracked": "is untracked and not ignored: the next `git add .` commits it",
+             "history": "is in the repository's history"}[b.where]
+    msg = f"{b.path} is an ELF core dump ({human(b.size)}) and {where}"
+    if b.commit:
+        msg += f"; added in commit {b.commit[:12]}"
+    data = {"path": b.path, "size": b.size, "where": b.where}
+    if b.where == "history":
+        data["commit"] = b.commit
+    cmds = _commands(repo, b, ignore=True)
+    if b.where == "untracked":
+        cmds = (f"rm -- {shlex.quote(b.path)}",) + cmds
+    return Finding(msg, location=Location(b.path), fix=_fix(b), commands=cmds, data=data)
+
+
+@check("git-large-file", title="Files over GitHub's size limits are tracked by git",
+       severity="error", tags=("git", "repo"), needs=("repo", "git"), timeout=120)
+def large_files(job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 * MIB
+                ) -> Iterator[Finding]:
+    """A tracked file or a blob in history is over 50 MB (warning) or 100 MB (error).
+
+    Git LFS-tracked files (attribute `filter=lfs`) are left out: git stores
+    only a small pointer for them.
+
+    ## Why it matters
+    Git warns above 50 MB and GitHub refuses any push that contains a file
+    over 100 MB, even when a later commit deleted it: the blob is still in
+    the history being pushed. Checkpoints, datasets and core dumps committed
+    by accident block every push and make every clone slow.
+
+    ## How to fix
+    Untrack the file, ignore it, and commit:
+
+        git rm --cached -- checkpoints/model.pt
+        echo '/checkpoints/model.pt' >> .gitignore
+        git add .gitignore
+        git commit -m 'Stop tracking checkpoints/model.pt'
+
+    If it was ever committed, remove it from history from the repository's
+    top level (rewrites every later commit id; coordinate and force-push):
+
+        git filter-repo --invert-paths --path checkpoints/model.pt
+
+    Keep large artifacts outside git, or track them with Git LFS
+    (`git lfs track '*.pt'`).
+    """
+    repo = repo_for(job)
+    # A tracked file counts at its size in git or, when modified, in the work tree
+    # (about to be committed) -- except under LFS, where git only stores a pointer.
+    index = [Blob(b.path, b.oid, max(b.size, _worktree_size(job, b.path)), "index")
+             for b in repo.index()]
+    lfs = repo.lfs_paths(repo.prefix + b.path for b in index if b.size > warn_bytes)
+    sizes = {b.path: b.size for b in repo.index()}
+    index = [b if repo.prefix + b.path not in lfs else Blob(b.path, b.oid, sizes[b.path], "index")
+             for b in index]
+    in_index = {(b.path, b.oid) for b in index}
+    blobs = [b for b in index if b.size > warn_bytes]
+    blobs += [b for b in _history_blobs(repo, lambda p, s: s > warn_bytes)
+              if (b.path, b.oid) not in in_index]
+    for b in _with_commits(repo, blobs):
+        yield _large_finding(repo, b, error_bytes)
+
+
+def _worktree_size(job, path: str) -> int:
+    try:
+        st = os.lstat(job.repo / path)
+    except OSError:
+        return 0
+    return st.st_size if (st.st_mode & 0o170000) == 0o100000 else 0
+
+
+def _large_finding(repo: GitRepo, b: Blob, error_bytes: int) -> Finding:
+    severe = b.size > error_bytes
+    where = "is tracked by git" if b.where == "index" else "is in the repository's history"
+    limit = ("over GitHub's 100 MB limit: pushes are rejected" if severe
+             else "over git's 50 MB warning size")
+    msg = f"{b.path} ({human(b.size)}) {where}, {limit}"
+    if b.commit:
+        msg += f"; added in commit {b.commit[:12]}"
+    data: dict = {"path": b.path, "size": b.size, "where": b.where}
+    if b.where == "history":
+        data["commit"] = b.commit
+    return Finding(msg, location=Location(b.path), fix=_fix(b),
+                   commands=_commands(repo, b, ignore=True), data=data,
+                   severity=Severity.ERROR if severe else Severity.WARNING)

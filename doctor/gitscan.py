@@ -1,0 +1,284 @@
+"""Read-only scans of a git repository: index, untracked files, history blobs.
+
+Core dumps are recognised by content (ELF header, e_type == ET_CORE), never by
+name; names only decide which blobs are worth reading 20 bytes of. Every git
+call has a timeout, takes no optional locks, and changes nothing.
+"""
+from __future__ import annotations
+
+import os
+import re
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+from doctor.model import Skip
+from doctor.probes import run_cmd
+
+ET_CORE = 4
+CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
+HEADER_BYTES = 20
+CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
+MAX_HEADER_READS = 400
+ENV = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+
+
+def is_elf_core(head: bytes) -> bool:
+    """ELF magic, then e_type (uint16 at offset 16, EI_DATA byte order) == ET_CORE."""
+    if len(head) < 18 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
+        return False
+    order = {1: "little", 2: "big"}.get(head[5])
+    return order is not None and int.from_bytes(head[16:18], order) == ET_CORE
+
+
+def is_core_dump(path: str) -> bool:
+    """A regular file whose first bytes are an ELF core header (reads 20 bytes)."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        with open(path, "rb") as fh:
+            return is_elf_core(fh.read(HEADER_BYTES))
+    except OSError:
+        return False
+
+
+def core_name_hint(path: str) -> bool:
+    return bool(CORE_NAME.match(path.rpartition("/")[2]))
+
+
+@dataclass(frozen=True)
+class Blob:
+    path: str              # relative to the scanned directory (job.repo)
+    oid: Optional[str]     # None for untracked files
+    size: int
+    where: str             # index, untracked, history
+    commit: Optional[str] = None
+
+
+class GitRepo:
+    """One scanned directory inside a git work tree; results are memoized."""
+
+    def __init__(self, root: str, timeout: float = 60.0):
+        if shutil.which("git") is None:
+            raise Skip("git is not installed")
+        self.root = root
+        self.timeout = timeout
+        res = self.git("rev-parse", "--is-inside-work-tree", "--show-prefix", timeout=10)
+        if res.returncode != 0 or not res.stdout.startswith("true"):
+            raise Skip(f"{root} is not inside a git work tree")
+        self.prefix = res.stdout.splitlines()[1] if len(res.stdout.splitlines()) > 1 else ""
+        self._memo: dict = {}
+        self._lock = threading.Lock()
+
+    def git(self, *args: str, timeout: Optional[float] = None, input: Optional[str] = None):
+        return run_cmd(["git", "-C", self.root, *args], timeout=timeout or self.timeout,
+                       env=ENV, input=input)
+
+    def _once(self, key: str, fn: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self._memo:
+                self._memo[key] = fn()
+            return self._memo[key]
+
+    def rel(self, toplevel_path: str) -> Optional[str]:
+        """A toplevel-relative path → relative to the scanned directory (None: outside)."""
+        if toplevel_path.startswith(self.prefix):
+            return toplevel_path[len(self.prefix):]
+        return None
+
+    # ---- index and work tree ---------------------------------------------------
+    def index(self) -> list:
+        """[Blob] for every index entry under the directory (all stages)."""
+        return self._once("index", self._index)
+
+    def _index(self) -> list:
+        res = self.git("ls-files", "-z", "-s")
+        if res.returncode != 0:
+            raise Skip(f"git ls-files failed: {res.stderr.strip()[:200]}")
+        entries = []
+        for rec in res.stdout.split("\0"):
+            if not rec:
+                continue
+            meta, _, path = rec.partition("\t")
+            mode, oid, _stage = meta.split(" ")
+            if mode == "160000":   # a submodule's commit, not a blob
+                continue
+            entries.append((path, oid))
+        sizes = self.sizes([oid for _, oid in entries])
+        return [Blob(p, oid, sizes.get(oid, 0), "index") for p, oid in entries]
+
+    def tracked_paths(self) -> set:
+        return {b.path for b in self.index()}
+
+    def untracked(self) -> list:
+        """[Blob] for untracked, not ignored regular files (about to be committed)."""
+        return self._once("untracked", self._untracked)
+
+    def _untracked(self) -> list:
+        res = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        out = []
+        for path in (p for p in res.stdout.split("\0") if p):
+            try:
+                st = os.stat(os.path.join(self.root, path), follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append(Blob(path, None, st.st_size, "untracked"))
+        return out
+
+    def sizes(self, oids: Iterable[str]) -> dict:
+        oids = list(dict.fromkeys(oids))
+        if not oids:
+            return {}
+        res = self.git("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                       input="\n".join(oids) + "\n")
+        out = {}
+        for line in res.stdout.splitlines():
+            parts = line.split(" ")
+            if len(parts) == 2 and parts[1].isdigit():
+                out[parts[0]] = int(parts[1])
+        return out
+
+    def lfs_paths(self, paths: Iterable[str]) -> set:
+        """The paths whose `filter` attribute is lfs (Git LFS tracks them)."""
+        paths = list(paths)
+        if not paths:
+            return set()
+        res = self.git("check-attr", "-z", "--stdin", "filter", input="\0".join(paths) + "\0")
+        fields = res.stdout.split("\0")
+        return {fields[i] for i in range(0, len(fields) - 2, 3) if fields[i + 2] == "lfs"}
+
+    # ---- history ---------------------------------------------------------------
+    def history(self) -> list:
+        """[(toplevel path, oid, size)] for every blob reachable from any ref.
+
+        One pass: `git rev-list --objects --all | git cat-file --batch-check`.
+        """
+        return self._once("history", self._history)
+
+    def _history(self) -> list:
+        fmt = "--batch-check=%(objecttype) %(objectname) %(objectsize) %(rest)"
+        out = _pipe([["git", "-C", self.root, "rev-list", "--objects", "--all"],
+                     ["git", "-C", self.root, "cat-file", fmt]], self.timeout)
+        blobs = []
+        for line in out.split(b"\n"):
+            if not line.startswith(b"blob "):
+                continue
+            parts = line.split(b" ", 3)
+            if len(parts) == 4 and parts[3]:
+                blobs.append((parts[3].decode("utf-8", "surrogateescape"),
+                              parts[1].decode(), int(parts[2])))
+        return blobs
+
+    def added_in(self, paths: Iterable[str]) -> dict:
+        """toplevel path → (oid → the oldest commit that added that blob at that path)."""
+        paths = sorted(set(paths))
+        if not paths:
+            return {}
+        res = self.git("log", "--all", "--format=commit %H", "--raw", "--no-abbrev",
+                       "--no-renames", "-z", "--diff-filter=AM", "--", *[":(top,literal)" + p
+                                                                    for p in paths])
+        out: dict = {}
+        commit = None
+        fields = res.stdout.split("\0")
+        i = 0
+        while i < len(fields):
+            f = fields[i].lstrip("\n")
+            if f.startswith("commit "):
+                commit = f[7:].split("\n")[0]
+                f = f[7 + 40:].lstrip("\n")
+            if f.startswith(":") and i + 1 < len(fields):
+                meta = f[1:].split(" ")
+                out.setdefault(fields[i + 1], {})[meta[3]] = commit   # newest first: keep oldest
+                i += 2
+                continue
+            i += 1
+        return out
+
+    def blob_head(self, oid: str, n: int = HEADER_BYTES) -> bytes:
+        """The first n bytes of a blob, without reading the rest of it."""
+        return _read_head(["git", "-C", self.root, "cat-file", "blob", oid], n, 10.0)
+
+
+_REPOS: "weakref.WeakKeyDictionary[Any, GitRepo]" = weakref.WeakKeyDictionary()
+_REPOS_LOCK = threading.Lock()
+
+
+def repo_for(job: Any) -> GitRepo:
+    """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
+    with _REPOS_LOCK:
+        if job not in _REPOS:
+            _REPOS[job] = GitRepo(str(job.repo))
+        return _REPOS[job]
+
+
+def _pipe(argvs: list, timeout: float) -> bytes:
+    """argv1 | argv2 with one deadline for both; both killed on timeout."""
+    procs: list = []
+    try:
+        first = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                 stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)
+        procs.append(first)
+        second = subprocess.Popen(argvs[1], stdin=first.stdout, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+        procs.append(second)
+        assert first.stdout is not None
+        first.stdout.close()
+        out, _ = second.communicate(timeout=timeout)
+        first.wait(timeout=max(1.0, timeout))
+        if first.returncode != 0:
+            raise Skip("git rev-list --objects --all failed (a shallow or broken repository?)")
+        return out
+    except subprocess.TimeoutExpired:
+        raise TimeoutError(f"history scan took longer than {timeout:.0f}s") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                _kill(p)
+
+
+def _read_head(argv: list, n: int, timeout: float) -> bytes:
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while len(data) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                break
+            chunk = os.read(fd, n - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data
+    finally:
+        proc.stdout.close()
+        if proc.poll() is None:
+            _kill(proc)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def human(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000.0  # type: ignore[assignment]
+    return f"{size} B"
