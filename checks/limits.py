@@ -1,0 +1,231 @@
+"""Resource limits the DataLoader workers run into."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.configs import is_unresolved
+from doctor.sbatch import SbatchScript
+
+from checks.dataloader import loader_specs
+
+
+@dataclass
+class Ulimit:
+    line: int
+    text: str
+    soft: bool         # sets the soft limit
+    hard: bool         # sets the hard limit
+    value: Any         # int, None (unlimited), "hard" or "soft"
+
+
+def ulimit_commands(script: SbatchScript) -> list:
+    """Every `ulimit [-S|-H] -n VALUE` in the script, in order (queries are left out)."""
+    out = []
+    for cmd in script.commands:
+        argv = cmd.argv
+        if not argv or argv[0] != "ulimit":
+            continue
+        flags = "".join(a[1:] for a in argv[1:] if a.startswith("-"))
+        values = [a for a in argv[1:] if not a.startswith("-")]
+        if "n" not in flags or set(flags) - set("nSH") or len(values) != 1:
+            continue
+        raw = values[0]
+        if raw == "unlimited":
+            value: Any = None
+        elif raw in ("hard", "soft"):
+            value = raw
+        elif raw.isdigit():
+            value = int(raw)
+        else:
+            continue  # `$N` or similar: not known before the job runs
+        both = "S" not in flags and "H" not in flags  # bash: no -S/-H sets both
+        out.append(Ulimit(cmd.line, " ".join(argv), both or "S" in flags,
+                          both or "H" in flags, value))
+    return out
+
+
+def _le(a: Optional[int], b: Optional[int]) -> bool:
+    """a <= b where None is unlimited."""
+    return b is None or (a is not None and a <= b)
+
+
+def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple:
+    """(soft, hard, failed) after the script's ulimit lines, as bash does for a non-root
+    user: raising the hard limit, or the soft one above the hard, fails and changes nothing."""
+    failed = []
+    for u in cmds:
+        v = hard if u.value == "hard" else soft if u.value == "soft" else u.value
+        new_hard = v if u.hard else hard
+        new_soft = v if u.soft else soft
+        if not _le(new_hard, hard) or not _le(new_soft, new_hard):
+            failed.append(u)
+            continue
+        soft, hard = new_soft, new_hard
+    return soft, hard, failed
+
+
+def ranks_per_node(script: Optional[SbatchScript]) -> tuple:
+    """(ranks, where it comes from): --ntasks-per-node, else GPUs per node, else 1."""
+    if script is None:
+        return 1, "no job script"
+    if script.ntasks_per_node:
+        return script.ntasks_per_node, "--ntasks-per-node"
+    gpus = script.gpus_per_node()
+    if gpus and gpus[0]:
+        return gpus[0], f"--{gpus[1].key}"
+    ntasks = script.number("ntasks")
+    if ntasks:
+        return -(-ntasks // (script.nodes or 1)), "--ntasks / --nodes"
+    return 1, "default"
+
+
+def _fmt(v: Optional[int]) -> str:
+    return "unlimited" if v is None else str(v)
+
+
+@check("fd-limit-too-low", title="The open-file limit is too low for the DataLoader workers",
+       severity="error", tags=("dataloader", "limits"), needs=("node", "configs", "sbatch"),
+       timeout=10)
+def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
+                     fds_per_worker: int = 0) -> Iterator[Finding]:
+    """The open-file limit (RLIMIT_NOFILE) runs out under the file_descriptor sharing strategy.
+
+    The estimate, per training rank (RLIMIT_NOFILE is per process, and the
+    rank's main process is the one that fills up):
+
+        needed = base_fds + num_workers x prefetch_factor x fds_per_batch
+
+    Under torch's default `file_descriptor` sharing strategy on Linux, a worker
+    hands every tensor of a batch to the main process as a shared-memory file
+    descriptor, which the main process keeps open while the tensor is alive.
+    Up to num_workers x prefetch_factor batches are in flight, each holding
+    `fds_per_batch` tensors (option, default 64); `base_fds` (default 256)
+    covers the rank's own files, sockets, CUDA/NCCL handles. With the common
+    soft limit of 1024: 8 workers x prefetch 2 need 1280 (fails, as in the
+    "too many open files" reports), 4 workers need 768 (fits). The DataLoader
+    spec with the largest num_workers x prefetch_factor over all configs is
+    used (prefetch_factor unset → 2). The `fds_per_worker` option, when > 0,
+    replaces prefetch_factor x fds_per_batch per worker.
+
+    The limits are the probed [soft, hard] of this process (on the login node,
+    Slurm propagates the submitting shell's limits to the job by default),
+    then every `ulimit -n N` / `-Sn` / `-Hn` line of the job script applied in
+    order as bash does for a non-root user (`ulimit -n N` sets both limits; a
+    value above the hard limit fails and changes nothing). Ranks per node
+    (--ntasks-per-node, else GPUs per node, else 1) are reported for context.
+
+    A config key `sharing_strategy: file_system` means descriptors are not
+    passed, so the check passes. No DataLoader with workers → skip.
+
+    ## Why it matters
+    When the main process runs out of descriptors, the DataLoader dies with
+    "received 0 items of ancdata" or "Too many open files" — typically after
+    the job has queued and run for a while, and in one rank only, so the other
+    ranks then hang in their next collective until the NCCL timeout.
+
+    ## How to fix
+    When the hard limit allows it, raise the soft limit in the job script,
+    after the #SBATCH lines and before `srun` (the finding gives the line).
+    When even the hard limit is too low: fewer workers or a smaller
+    prefetch_factor (the finding gives the largest num_workers that fits), or
+    `torch.multiprocessing.set_sharing_strategy("file_system")` in the
+    training script, or ask the cluster admins for a higher hard limit.
+    """
+    if not job.configs:
+        raise Skip("no training configs: the number of DataLoader workers is unknown")
+    for cfg in job.configs:
+        for _, mapping in cfg.mappings():
+            if mapping.get("sharing_strategy") == "file_system":
+                return  # tensors go through named files, not descriptors: pass
+    best = None  # (per-worker-batches, workers, prefetch, spec)
+    for spec in loader_specs(job.configs):
+        workers = spec.mapping.get("num_workers", 0)
+        prefetch = spec.mapping.get("prefetch_factor")
+        if is_unresolved(workers) or not isinstance(workers, int) or isinstance(workers, bool) \
+                or workers <= 0:
+            continue
+        if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch <= 0:
+            prefetch = 2  # DataLoader's default with workers (an unresolved value: assume it)
+        if best is None or workers * prefetch > best[0]:
+            best = (workers * prefetch, workers, prefetch, spec)
+    if best is None:
+        raise Skip("no DataLoader in the configs uses worker processes (num_workers > 0), "
+                   "so no descriptors are passed between processes")
+    _, workers, prefetch, spec = best
+    per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
+    needed = base_fds + workers * per_worker
+    nofile = (job.fact("limits") or {}).get("nofile")
+    if not nofile:
+        raise Skip("the open-file limit of this node is not known")
+    soft0, hard0 = nofile
+    cfg_loc = Location(spec.config.rel, spec.line("num_workers"))
+    base = {"num_workers": workers, "prefetch_factor": prefetch, "fds_per_worker": per_worker,
+            "base_fds": base_fds, "config": spec.config.rel, "keypath": spec.where,
+            "probed": [soft0, hard0]}
+    for script in job.scripts or [None]:
+        cmds = ulimit_commands(script) if script else []
+        soft, hard, failed = apply_ulimits(soft0, hard0, cmds)
+        ranks, ranks_from = ranks_per_node(script)
+        data = {"soft": soft, "hard": hard, "needed": needed, **base,
+                "ranks_per_node": ranks, "ranks_from": ranks_from,
+                "per_node": needed * ranks,
+                "script": script.rel if script else None}
+        per = (f"{per_worker} fds/worker" if fds_per_worker else
+               f"prefetch {prefetch} x {fds_per_batch} fds/batch")
+        est = (f"{workers} workers x {per} + {base_fds} = {needed} per rank, "
+               f"{ranks} rank(s) per node ({ranks_from})")
+        if failed:
+            data["failed_ulimit"] = [{"line": u.line, "text": u.text} for u in failed]
+        if _le(needed, soft) and not failed:
+            continue
+        if _le(needed, soft):
+            u = failed[0]
+            yield Finding(
+                f"`{u.text}` (line {u.line}) asks for more than the hard limit "
+                f"({_fmt(hard)}): bash refuses it for a non-root user (a `set -e` script "
+                f"stops there); the soft limit {_fmt(soft)} is enough for {needed}",
+                location=Location(script.rel, u.line),
+                fix=(f"Replace line {u.line} with `ulimit -n {hard}`." if hard is not None
+                     else f"Remove line {u.line}."),
+                commands=(f"ulimit -n {hard}",) if hard is not None else (),
+                data=data, severity=Severity.WARNING)
+            continue
+        if _le(needed, hard0):
+            # the job's own hard limit allows it: one line in the script fixes it
+            target = hard0 if hard0 is not None else needed
+            lowering = [u for u in cmds if u.hard and u not in failed]
+            why = ""
+            if failed:
+                why = (f"; `{failed[0].text}` (line {failed[0].line}) is above the hard "
+                       "limit, so bash refuses it")
+            elif lowering and not _le(needed, hard):
+                why = f"; `{lowering[-1].text}` (line {lowering[-1].line}) lowers the hard limit"
+            if script is not None:
+                at = failed[0].line if failed else (cmds[-1].line if cmds else None)
+                last = max((d.line for d in script.directives), default=0)
+                where = (f"replace line {at} of {script.rel} with" if at else
+                         f"add after the #SBATCH lines of {script.rel} (after line {last}), "
+                         "before the training command:")
+                loc = Location(script.rel, at or last or None)
+            else:
+                where, loc = "run in the shell that launches the training:", cfg_loc
+            yield Finding(
+                f"soft open-file limit {_fmt(soft)} < {needed} needed: {est}; the hard "
+                f"limit {_fmt(hard0)} allows raising it{why}",
+                location=loc, fix=f"Raise the soft limit: {where} `ulimit -n {target}`.",
+                commands=(f"ulimit -n {target}",), data=data, severity=Severity.WARNING)
+            continue
+        fit = max(0, (hard0 - base_fds) // per_worker)
+        data["max_workers"] = fit
+        yield Finding(
+            f"even the hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}",
+            location=cfg_loc,
+            fix=(f"Lower num_workers (line {spec.line('num_workers')}) to {fit} or fewer"
+                 + (f" (or prefetch_factor, line {spec.line('prefetch_factor')})"
+                    if "prefetch_factor" in spec.mapping else "")
+                 + ", or call torch.multiprocessing.set_sharing_strategy(\"file_system\") in "
+                 "the training script, or ask the cluster admins for a hard limit of at least "
+                 f"{needed}."),
+            data=data)
