@@ -139,7 +139,10 @@ def parse_nvidia_smi(text: str) -> list:
 
 
 def parse_rocm_smi(text: str) -> list:
-    """`rocm-smi --showproductname --json`: {"card0": {"Card series": ...}, ...}."""
+    """`rocm-smi --showproductname --json`: {"card0": {"Card Series": ...}, ...}.
+
+    ROCm 4/5 spell it "Card series", ROCm 6 "Card Series", newer rocm-smi "Device Name".
+    """
     try:
         doc = json.loads(text[text.index("{"):])
     except ValueError:
@@ -147,7 +150,8 @@ def parse_rocm_smi(text: str) -> list:
     gpus = []
     for key in sorted((k for k in doc if k.startswith("card")), key=lambda k: int(k[4:] or 0)):
         card = doc[key] or {}
-        name = card.get("Card Series") or card.get("Card series") or card.get("Card model")
+        name = (card.get("Card Series") or card.get("Card series") or card.get("Device Name")
+                or card.get("Card Model") or card.get("Card model"))
         gpus.append({"index": int(key[4:] or 0), "name": name,
                      "gfx": card.get("GFX Version")})
     return gpus
