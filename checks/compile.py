@@ -67,7 +67,7 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
     if not found:
         raise Skip("no config turns torch.compile on")
     live = not job.static
-    for cfg, kp, m, key, mode in found:
+    for cfg, _kp, m, key, mode in found:
         loc = Location(cfg.rel, m.line_of(key))
         what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
         base = {"config": cfg.rel, "key": key, "mode": mode}
@@ -115,7 +115,7 @@ def _gpu_target(job) -> Optional[str]:
 
 def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:
     py = _python_version(job) if not job.static else ()
-    for kp, m in cfg.mappings():
+    for _kp, m in cfg.mappings():
         workers = m.get("num_workers")
         if not isinstance(workers, int) or isinstance(workers, bool) or workers <= 0:
             continue

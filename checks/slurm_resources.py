@@ -93,7 +93,7 @@ def slurm_gpu_mismatch(job) -> Iterator[Finding]:
         nodes = script.nodes or 1
         gpn = script.gpus_per_node()
         tpn = script.ntasks_per_node
-        for keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
+        for _keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
             compared = True
             line = m.line_of(dev_key) if dev_key else m.line_of("num_nodes")
             loc = Location(cfg.rel, line)
@@ -103,7 +103,7 @@ def slurm_gpu_mismatch(job) -> Iterator[Finding]:
             if cfg_nodes is not None and cfg_nodes != nodes:
                 d = script.get("nodes")
                 yield Finding(
-                    f"{cfg.rel}:{m.line_of('num_nodes')} num_nodes={cfg_nodes}, but "
+                    f"num_nodes={cfg_nodes} in {cfg.rel}, but "
                     f"{script.rel} asks for --nodes={nodes}",
                     location=Location(cfg.rel, m.line_of("num_nodes")),
                     fix=f"Set num_nodes: {nodes} in the config, or `#SBATCH --nodes={cfg_nodes}`"
@@ -114,22 +114,22 @@ def slurm_gpu_mismatch(job) -> Iterator[Finding]:
             if tpn is not None and tpn != devices:
                 d = script.get("ntasks-per-node")
                 yield Finding(
-                    f"{cfg.rel}:{line} {dev_key}={devices}, but {script.rel}:{d.line} "
+                    f"{dev_key}={devices} in {cfg.rel}, but {script.rel}:{d.line} "
                     f"--ntasks-per-node={tpn}: Lightning needs one task per device",
                     location=loc, commands=(f"#SBATCH --ntasks-per-node={devices}",),
                     fix=f"Set `#SBATCH --ntasks-per-node={devices}` or {dev_key}: {tpn}.",
                     data=dict(base, rule="ntasks_per_node"))
             if gpn is None:
                 yield Finding(
-                    f"{cfg.rel}:{line} {dev_key}={devices}, but {script.rel} requests no "
+                    f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no "
                     "GPUs (--gpus-per-node, --gres=gpu:N or --gpus)",
                     location=loc, commands=(f"#SBATCH --gpus-per-node={devices}",),
                     fix=f"Request the GPUs: `#SBATCH --gpus-per-node={devices}`.",
                     data=dict(base, rule="gpus"))
             elif gpn[0] < devices:
                 yield Finding(
-                    f"{cfg.rel}:{line} {dev_key}={devices} per node × {cfg_nodes or nodes} "
-                    f"node(s), but {script.rel}:{gpn[1].line} gives {gpn[0]} GPU(s) per node",
+                    f"{dev_key}={devices} per node × {cfg_nodes or nodes} node(s) in {cfg.rel}, "
+                    f"but {script.rel}:{gpn[1].line} gives {gpn[0]} GPU(s) per node",
                     location=loc, commands=(f"#SBATCH --gpus-per-node={devices}",),
                     fix=f"Request `#SBATCH --gpus-per-node={devices}` or set "
                         f"{dev_key}: {gpn[0]}.", data=dict(base, rule="gpus"))
@@ -142,13 +142,13 @@ def slurm_gpu_mismatch(job) -> Iterator[Finding]:
                     fix=f"Request only `--gpus-per-node={devices}`, or set {dev_key}: {gpn[0]}.",
                     data=dict(base, rule="gpus"), severity=Severity.WARNING)
         cpt = script.cpus_per_task
-        for keypath, m in workers_specs(cfg):
+        for _keypath, m in workers_specs(cfg):
             compared = True
             workers = m["num_workers"]
             if cpt is not None and workers + 1 > cpt:
                 d = script.get("cpus-per-task")
                 yield Finding(
-                    f"{cfg.rel}:{m.line_of('num_workers')} num_workers={workers} needs "
+                    f"num_workers={workers} in {cfg.rel} needs "
                     f"{workers + 1} CPUs per rank, but {script.rel}:{d.line} gives "
                     f"--cpus-per-task={cpt}",
                     location=Location(cfg.rel, m.line_of("num_workers")),

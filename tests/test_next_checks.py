@@ -79,7 +79,8 @@ def test_installed_copy_shadowing_the_repo_is_a_warning(tmp_path):
     (stale / "data").mkdir()
     (stale / "data" / "__init__.py").write_text("")
     script = repo / "slurm/train.sbatch"
-    script.write_text(script.read_text().replace(f'"{repo}/src:', f'"{tmp_path}/site:{repo}/src:'))
+    text = script.read_text()
+    script.write_text(text.replace(f'"{repo}/src:', f'"{tmp_path}/site:{repo}/src:'))
     res = _result(Job(repo, sbatch=[script], env={}), "package-not-importable")
     assert res["status"] == "fail" and res["severity"] == "warning"
     assert any(str(stale) in f["message"] and f["commands"] == ["pip install -e ."]
@@ -96,7 +97,8 @@ def test_default_pg_timeout_patch_has_no_effect_in_real_torch():
         c10d._DEFAULT_PG_TIMEOUT = datetime.timedelta(minutes=1)
         import torch.distributed.constants as constants
         constants._DEFAULT_PG_TIMEOUT = datetime.timedelta(minutes=1)
-        print(json.dumps([before.total_seconds(), c10d._get_default_timeout("gloo").total_seconds()]))
+        after = c10d._get_default_timeout("gloo")
+        print(json.dumps([before.total_seconds(), after.total_seconds()]))
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     before, after = json.loads(out.stdout.strip().splitlines()[-1])
@@ -122,7 +124,8 @@ def test_system_probes_live_on_this_machine(tmp_path):
 def test_torch_compile_risk_live_facts_on_this_machine(tmp_path):
     (tmp_path / "configs").mkdir()
     (tmp_path / "configs/train.yaml").write_text("model: {compile: true}\n")
-    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus-per-node=4\nsrun python t.py\n")
+    (tmp_path / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --gpus-per-node=4\nsrun python t.py\n")
     job = Job(tmp_path, sbatch=[tmp_path / "job.sbatch"], env={},
               facts={"torch_build": {"version": "2.13.0+cpu", "cuda": None, "hip": None,
                                      "available": False}})
