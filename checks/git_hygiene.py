@@ -45,7 +45,8 @@ def _commands(repo: GitRepo, blob: Blob, ignore: bool) -> tuple:
 
 def _fix(blob: Blob) -> str:
     if blob.where == "untracked":
-        return "Delete it (or move it out of the repository) and ignore it so that it is never added."
+        return ("Delete it (or move it out of the repository) and ignore it so that it is "
+                "never added.")
     if blob.where == "history":
         return ("It is no longer tracked, but every clone and push still carries it: ignore it, "
                 "then remove it from history from the repository's top level. " + REWRITE_WARNING)

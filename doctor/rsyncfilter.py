@@ -238,13 +238,17 @@ def parse_rule(text: str, *, default: Optional[str] = None, old_prefixes: bool =
 _NOOP = Rule("+", "", origin="receiver-only")
 
 
-def rule_file_lines(data: bytes) -> Iterator[str]:
-    """Lines of a rule file: end at \\n or \\r, skip blank lines and `#`/`;` comments."""
-    for line in re.split(rb"[\r\n]", data):
-        text = line.decode("utf-8", "surrogateescape")
-        if not text or text[0] in "#;":
-            continue
-        yield text
+def rule_file_lines(data: bytes) -> Iterator[tuple]:
+    """(line number, text) of a rule file: lines end at \\n or \\r; blank lines and
+    `#`/`;` comments are skipped."""
+    lineno = 1
+    for m in re.finditer(rb"([^\r\n]*)(\r\n|\r|\n|$)", data):
+        text = m.group(1).decode("utf-8", "surrogateescape")
+        if text and text[0] not in "#;":
+            yield lineno, text
+        if not m.group(2):
+            break
+        lineno += 1
 
 
 class RuleList:
@@ -388,6 +392,7 @@ class Command:
     dest: Optional[str]
     rule_words: dict            # id(rule) → index of the argv word that holds it
     follow_links: bool = False
+    rule_files: dict = None     # type: ignore[assignment]  # id(rule) → (file, line)
     notes: list = None          # type: ignore[assignment]
 
 
@@ -398,7 +403,7 @@ def parse_command(argv: list, read_file: Callable[[str], bytes],
     rules = RuleList()
     positional: list = []
     rule_words: dict = {}
-    cmd = Command(rules, [], None, rule_words, notes=[])
+    cmd = Command(rules, [], None, rule_words, notes=[], rule_files={})
     cvs = False
     i = 1
     only_positional = False
@@ -473,9 +478,12 @@ def _long_option(name: str, val: str, idx: int, add: Callable, read_file: Callab
         if val == "-":
             raise Unsupported(f"--{name}=- reads rules from stdin")
         data = read_file(val)
-        for line in rule_file_lines(data):
-            add(parse_rule(line, default="-" if name == "exclude-from" else "+",
-                           old_prefixes=True, origin=f"{val}: {line}"), idx)
+        for lineno, line in rule_file_lines(data):
+            rule = parse_rule(line, default="-" if name == "exclude-from" else "+",
+                              old_prefixes=True, origin=f"{val}:{lineno}: {line}")
+            add(rule, idx)
+            if rule is not None:
+                cmd.rule_files[id(rule)] = (val, lineno)
     elif name == "files-from":
         raise Unsupported("--files-from is not emulated")
     elif name == "relative":

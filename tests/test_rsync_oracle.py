@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from doctor.rsyncfilter import parse_command, transfer_list
 
 RSYNC = shutil.which("rsync")
-pytestmark = pytest.mark.skipif(RSYNC is None, reason="rsync is not installed (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(RSYNC is None,
+                                reason="rsync is not installed (.ci/run installs it)")
 
 TREE = ["src/vcloud/data/__init__.py", "src/vcloud/data/loader.py", "src/vcloud/model.py",
         "data/big.bin", "a/f.py", "a/b/f.py", "a/b/c", "top.py", "x/foo/bar/z", "foo/sub/q",

@@ -1,0 +1,285 @@
+"""Deploy scripts: rsync exclude patterns that drop more than their author meant."""
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.model import Skip as _Skip
+from doctor.rsyncfilter import Command, Rule, Unsupported, parse_command, topmost, transfer_list
+from doctor.shell import expand, split_commands, unquote
+
+SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm"}
+WRAPPERS = {"sudo", "time", "srun", "nice", "command", "exec", "nohup", "env", "ionice"}
+PY_SOURCE = (".py", ".pyi", ".pyx", ".pxd")
+# `*.o`, `*~`: a suffix glob is meant for every depth; its anchored form is never the intent.
+SUFFIX_GLOB = re.compile(r"^\*[^/*?\[\\]*$")
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+@dataclass
+class Invocation:
+    script: str          # repo-relative script path
+    line: int            # where the rsync command starts
+    words: list          # raw words of the rsync command (rsync first)
+    argv: list           # expanded words
+    unresolved: set      # indices of words that could not be expanded
+    cwd: Optional[Path]  # None: unknown (a `cd` the doctor could not follow)
+
+
+def _script_texts(job) -> list:
+    """[(rel, text)] of the job scripts and the repo's shell scripts and Makefiles."""
+    out, seen = [], set()
+    for s in job.scripts:
+        seen.add(str(Path(s.path).resolve()))
+        out.append((s.rel, s.text))
+    for p in job.repo_files(suffixes=SCRIPT_SUFFIXES, names={"Makefile", "makefile",
+                                                             "GNUmakefile"}):
+        key = str(Path(p).resolve())
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            raw = Path(p).read_bytes()
+        except OSError:
+            continue
+        if b"\0" in raw[:8192] or b"rsync" not in raw:
+            continue
+        text = raw.decode("utf-8", "replace")
+        if Path(p).suffix not in SCRIPT_SUFFIXES:
+            text = _recipes(text)
+        out.append((job.rel(p), text))
+    return out
+
+
+def _recipes(makefile: str) -> str:
+    """A Makefile's recipe lines as shell (other lines blank, so line numbers stay)."""
+    lines = []
+    for line in makefile.split("\n"):
+        if line.startswith("\t"):
+            lines.append(re.sub(r"^[@+\-]+", "", line[1:]).replace("$$", "$"))
+        else:
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _invocations(job, rel: str, text: str, notes: list) -> Iterator[Invocation]:
+    variables: dict = {}
+    cwd: Optional[Path] = job.repo
+
+    def lookup(name: str) -> Optional[str]:
+        if name in variables:
+            return variables[name]
+        return job.login_env.get(name)
+
+    for line, words in split_commands(text):
+        if all(_ASSIGN.match(w) for w in words):
+            for w in words:
+                name, value = _ASSIGN.match(w).groups()  # type: ignore[union-attr]
+                e = expand(value, lookup)
+                variables[name] = e.text if e.resolved else None  # type: ignore[assignment]
+            continue
+        argv0 = unquote(words[0])
+        if argv0 in ("export", "readonly", "declare", "local"):
+            for w in words[1:]:
+                m = _ASSIGN.match(w)
+                if m:
+                    e = expand(m.group(2), lookup)
+                    variables[m.group(1)] = e.text if e.resolved else None  # type: ignore
+            continue
+        if argv0 in ("cd", "pushd") and cwd is not None:
+            target = expand(words[1], lookup) if len(words) > 1 else None
+            if target is None or not target.resolved:
+                notes.append(f"{rel}:{line}: `cd` to a directory the doctor cannot resolve; "
+                             "later relative rsync sources are not checked")
+                cwd = None
+            else:
+                cwd = (cwd / os.path.expanduser(target.text)).resolve()
+            continue
+        start = 0
+        while start < len(words) - 1 and posixpath.basename(unquote(words[start])) in WRAPPERS:
+            start += 1
+        if posixpath.basename(unquote(words[start])) != "rsync":
+            continue
+        cmd_words = list(words[start:])
+        argv, unresolved = [], set()
+        for i, w in enumerate(cmd_words):
+            e = expand(w, lookup)
+            argv.append(e.text)
+            if not e.resolved or e.parts:
+                unresolved.add(i)
+        yield Invocation(rel, line, cmd_words, argv, unresolved, cwd)
+
+
+def _anchored(rule: Rule, source: str) -> str:
+    if source.endswith("/") or posixpath.basename(source) in (".", ".."):
+        return "/" + rule.pattern
+    return "/" + posixpath.basename(source.rstrip("/")) + "/" + rule.pattern
+
+
+@check("rsync-exclude-unanchored", title="An unanchored rsync exclude drops nested source files",
+       severity="error", tags=("rsync", "deploy", "repo"), needs=("repo", "sbatch"), timeout=60)
+def rsync_exclude_unanchored(job) -> Iterator[Finding]:
+    """An rsync exclude without a leading `/` also drops same-named paths deeper in the tree.
+
+    Finds every rsync command in the job scripts and the repo's `*.sh`,
+    `*.sbatch`, `*.slurm` files and Makefile recipes, emulates rsync's filter
+    rules (proven against the real rsync) on the local source directory, and
+    lists the git-tracked files that an unanchored exclude (`--exclude data`,
+    `-f '- data'`, a line of an `--exclude-from` file) drops but its anchored
+    form (`/data`) would keep. Variables and command substitutions the doctor
+    cannot resolve are skipped with a note, never guessed. Suffix globs such
+    as `*.o` or `*~` are meant for every depth and are not reported.
+
+    ## Why it matters
+    rsync matches a pattern without a leading `/` against every path
+    component at any depth: `--exclude 'data'` meant for the top-level
+    `data/` also drops `src/mypkg/data/`, the package's data module. Nothing
+    warns; the job dies on the cluster with
+    `ModuleNotFoundError: No module named 'mypkg.data'`, and `ls` on the
+    login node looks fine.
+
+    ## How to fix
+    Anchor the pattern to the top of the transfer with a leading `/`
+    (for a source without a trailing slash, include its name: `/code/data`):
+
+        rsync -avz --exclude '/data' ./ cluster:/scratch/project/code/
+
+    Check what would be sent with `rsync -avn ...` before deploying.
+    """
+    notes: list = []
+    invocations = [inv for rel, text in _script_texts(job)
+                   for inv in _invocations(job, rel, text, notes)]
+    if not invocations:
+        raise Skip("no rsync command in the job scripts or the repo's shell scripts")
+    tracked = _tracked(job)
+    analysed = 0
+    for inv in invocations:
+        try:
+            cmd = parse_command(inv.argv, _reader(inv))
+        except (Unsupported, OSError) as exc:
+            notes.append(f"{inv.script}:{inv.line}: rsync command not checked: {exc}")
+            continue
+        for rule in list(cmd.rules.rules):
+            if cmd.rule_words.get(id(rule)) in inv.unresolved:
+                notes.append(f"{inv.script}:{inv.line}: rule {inv.words[cmd.rule_words[id(rule)]]}"
+                             " has an unresolved variable; left out")
+                cmd.rules.rules.remove(rule)
+        for idx, source in cmd.sources:
+            src = _local_source(job, inv, idx, source, notes)
+            if src is None:
+                continue
+            analysed += 1
+            yield from _findings(job, inv, cmd, source, src, tracked)
+    if notes:
+        job.record_fact("rsync_exclude_notes", notes)
+    if not analysed:
+        raise Skip("no rsync command with a local source directory could be checked"
+                   + (": " + "; ".join(notes[:3]) if notes else ""))
+
+
+def _reader(inv: Invocation):
+    def read(path: str) -> bytes:
+        if inv.cwd is None and not os.path.isabs(path):
+            raise Unsupported(f"cannot locate {path}: unknown working directory")
+        return (Path(inv.cwd or "/") / os.path.expanduser(path)).read_bytes()
+    return read
+
+
+def _local_source(job, inv: Invocation, idx: int, source: str, notes: list) -> Optional[Path]:
+    where = f"{inv.script}:{inv.line}"
+    if idx in inv.unresolved:
+        notes.append(f"{where}: source {inv.words[idx]} cannot be resolved; not checked")
+        return None
+    if source.startswith("rsync://") or re.match(r"^[^/]*:", source):
+        return None  # a remote source: nothing local to emulate
+    if inv.cwd is None and not os.path.isabs(source):
+        notes.append(f"{where}: source {source} is relative to an unknown directory")
+        return None
+    path = (Path(inv.cwd or "/") / os.path.expanduser(source)).resolve()
+    if not path.is_dir():
+        return None
+    try:
+        path.relative_to(job.repo)
+    except ValueError:
+        notes.append(f"{where}: source {source} is outside the repository; not checked")
+        return None
+    return path
+
+
+def _tracked(job) -> set:
+    from doctor.gitscan import GitRepo
+    try:
+        return GitRepo(str(job.repo)).tracked_paths()
+    except _Skip:
+        return {job.rel(p) for p in job.repo_files()}
+
+
+def _findings(job, inv: Invocation, cmd: Command, source: str, src: Path,
+              tracked: set) -> Iterator[Finding]:
+    trailing = source.endswith("/") or posixpath.basename(source) in (".", "..")
+    walk_src = str(src) + ("/" if trailing else "")
+    # names in the transfer → repo-relative paths
+    base_rel = job.rel(src) if trailing else job.rel(src.parent)
+    base_rel = "" if base_rel == "." else base_rel + "/"
+    sent = None
+    for rule in cmd.rules.rules:
+        if rule.action != "-" or rule.anchored or rule.negate or rule.origin == "-C" \
+                or SUFFIX_GLOB.match(rule.pattern):
+            continue
+        if sent is None:
+            sent = set(transfer_list(walk_src, cmd.rules, follow_links=cmd.follow_links))
+        fixed = Rule("-", _anchored(rule, source), origin=rule.origin)
+        kept = set(transfer_list(walk_src, cmd.rules.replaced(rule, fixed),
+                                 follow_links=cmd.follow_links))
+        dropped = kept - sent
+        lost = sorted(base_rel + n for n in dropped if not n.endswith("/")
+                      and base_rel + n in tracked)
+        if not lost:
+            continue
+        python = [p for p in lost if p.endswith(PY_SOURCE)]
+        top = topmost(dropped)
+        holding = [d for d in top if any(base_rel + d == p or (d.endswith("/") and
+                                         p.startswith(base_rel + d)) for p in lost)]
+        yield _finding(inv, cmd, rule, fixed, source, top, holding, lost, python)
+
+
+def _finding(inv: Invocation, cmd: Command, rule: Rule, fixed: Rule, source: str,
+             dropped: list, holding: list, lost: list, python: list) -> Finding:
+    """`dropped`: every topmost dropped path (data); `holding`: those with tracked files."""
+    shown = ", ".join(holding[:5]) + (f" and {len(holding) - 5} more" if len(holding) > 5 else "")
+    n = len(python or lost)
+    kind = f"{n} {'Python source' if python else 'tracked'} file{'s' if n > 1 else ''}"
+    msg = (f"rsync exclude '{rule.pattern}' is unanchored: it also drops nested "
+           f"{shown} ({kind}, e.g. {(python or lost)[0]}); the anchored '{fixed.pattern}' "
+           "keeps them")
+    in_file = cmd.rule_files.get(id(rule))
+    idx = cmd.rule_words[id(rule)]
+    if in_file:
+        fix = (f"In {in_file[0]}, line {in_file[1]}: change `{rule.pattern}` to "
+               f"`{fixed.pattern}` (a leading / anchors it to the top of the transfer).")
+        script = f"{in_file[1]}s|^{_sed(rule.pattern)}$|{_sed(fixed.pattern)}|"
+        commands: tuple = (f"sed -i {shlex.quote(script)} {shlex.quote(in_file[0])}",)
+        location = Location(inv.script, inv.line)
+    else:
+        words = list(inv.words)
+        word = inv.argv[idx]
+        head, sep, tail = word.rpartition(rule.pattern)
+        words[idx] = shlex.quote(head + fixed.pattern + tail if sep else word)
+        fix = (f"Anchor the pattern with a leading / so that only the top-level "
+               f"{rule.pattern} is excluded.")
+        commands = (" ".join(words),)
+        location = Location(inv.script, inv.line)
+    return Finding(msg, location=location, fix=fix, commands=commands,
+                   data={"pattern": rule.pattern, "command_line": inv.line, "source": source,
+                         "dropped": dropped},
+                   severity=Severity.ERROR if python else Severity.WARNING)
+
+
+def _sed(text: str) -> str:
+    return re.sub(r"([][\\.*^$|&])", r"\\\1", text)
