@@ -140,10 +140,14 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
             if mapping.get("sharing_strategy") == "file_system":
                 return  # tensors go through named files, not descriptors: pass
     best = None  # (per-worker-batches, workers, prefetch, spec)
+    unknown = []
     for spec in loader_specs(job.configs):
         workers = spec.mapping.get("num_workers", 0)
         prefetch = spec.mapping.get("prefetch_factor")
-        if is_unresolved(workers) or not isinstance(workers, int) or isinstance(workers, bool) \
+        if is_unresolved(workers):
+            unknown.append(f"{spec.config.rel}:{spec.line('num_workers')} ({workers})")
+            continue
+        if not isinstance(workers, int) or isinstance(workers, bool) \
                 or workers <= 0:
             continue
         if not isinstance(prefetch, int) or isinstance(prefetch, bool) or prefetch <= 0:
@@ -152,7 +156,9 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
             best = (workers * prefetch, workers, prefetch, spec)
     if best is None:
         raise Skip("no DataLoader in the configs uses worker processes (num_workers > 0), "
-                   "so no descriptors are passed between processes")
+                   "so no descriptors are passed between processes"
+                   + (f"; num_workers is filled in at run time at {', '.join(unknown)}, "
+                      "not guessed" if unknown else ""))
     _, workers, prefetch, spec = best
     per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
     needed = base_fds + workers * per_worker
