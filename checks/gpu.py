@@ -164,7 +164,7 @@ def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
         [(s, job.job_env(s)) for s in job.scripts]
     seen: set = set()
     for _script, env in envs:
-        def own(name: str) -> bool:  # on the login node, only what the script sets counts
+        def own(name: str, env=env) -> bool:  # on a login node: only what the script sets
             v = env.get(name)
             return v is not None and (job.in_job or v.source == "sbatch")
 

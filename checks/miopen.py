@@ -16,7 +16,8 @@ TRUTHY = {"1", "yes", "true", "on", "enable", "enabled"}
 _JOB_VAR = re.compile(r"\$\{?SLURM_(ARRAY_)?JOB_?ID|\$\{?SLURM_ARRAY_TASK_ID|\$\(\s*mktemp")
 
 
-@check("miopen-cache-shared", title="MIOpen's cache or user database is shared between nodes or jobs",
+@check("miopen-cache-shared",
+       title="MIOpen's cache or user database is shared between nodes or jobs",
        severity="error", tags=("rocm", "miopen", "filesystem"), needs=("node", "sbatch"),
        timeout=30)
 def miopen_cache_shared(job) -> Iterator[Finding]:
@@ -100,9 +101,12 @@ def _check_env(job, script) -> Iterator[Finding]:
 def _check_dir(job, script, env, var: str, nodes: int, fix: str,
                fix_cmds: tuple) -> Optional[Finding]:
     v = env.get(var)
+    if job.in_job and var in job.login_env:
+        v = job.job_env(None).get(var)  # in a job the real value is already in the environment
     home = env.text("HOME")
     if v is not None:
-        value, where = v.value, (f"set at {v.where()}" if v.path else "set in the login environment")
+        value = v.value
+        where = f"set at {v.where()}" if v.path else "set in the login environment"
         parts = set(v.parts) | _concrete_parts(v.value, env, job)
         # sbatch's filename patterns (%j, %N) mean nothing to MIOpen: they stay literal
         if "%N" in value or "%n" in value:

@@ -16,7 +16,8 @@ from conftest import result_of, run_json
 from doctor.context import Job
 from doctor.probes import gpu
 
-SBATCH_2N = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n\n{body}\nsrun python train.py\n"
+SBATCH_2N = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n\n{body}\n"
+             "srun python train.py\n")
 
 
 def test_torch_build_in_a_child_never_in_the_doctor(tmp_path):

@@ -16,23 +16,7 @@ from doctor.probes.mounts import (classify, filesystem_of, literal_dir, mount_fo
 
 # Real lines: a LUMI-like compute node, a GPFS/BeeGFS cluster, a Docker container,
 # this sandbox (stacked /dev/pts and /dev/shm), and escaped names (glibc's escapes).
-SAMPLE = r"""22 1 0:20 / / rw,relatime shared:1 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/ABC:/var/lib/docker/overlay2/l/DEF,upperdir=/var/lib/docker/overlay2/x/diff,workdir=/var/lib/docker/overlay2/x/work
-24 22 0:6 / /dev rw,relatime - devtmpfs devtmpfs rw,size=12334492k,nr_inodes=3083623,mode=755
-25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24684092k
-30 25 0:27 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=65536k
-28 22 0:25 / /tmp rw,nosuid,nodev,relatime shared:15 - tmpfs tmpfs rw,size=263932156k
-120 22 0:52 / /pfs/lustrep1 rw,relatime shared:60 - lustre 10.252.1.17@o2ib:10.252.1.18@o2ib:/lustrep1 rw,flock,lazystatfs,encrypt
-131 22 0:52 /scratch /scratch rw,relatime shared:60 master:7 - lustre 10.252.1.17@o2ib:10.252.1.18@o2ib:/lustrep1 rw,flock,lazystatfs
-88 22 0:48 / /gpfs rw,relatime shared:44 - gpfs gpfs0 rw
-89 22 0:49 / /mnt/beegfs rw,relatime shared:45 - beegfs beegfs_nodev rw,cfgFile=/etc/beegfs/beegfs-client.conf
-90 22 0:50 / /home rw,relatime shared:46 - nfs4 nas01:/export/home rw,vers=4.2,rsize=1048576,wsize=1048576,hard,proto=tcp,timeo=600,retrans=2,sec=sys
-91 22 0:51 / /mnt/my\040data\011set rw,relatime - ext4 /dev/sdb1 rw
-92 22 0:53 /proj\134a /proj rw,relatime - xfs /dev/sdc1 rw
-93 22 0:54 / /scratch2 rw,relatime - xfs /dev/sdd1 rw
-94 22 0:55 / /appl/sif rw,nodev,relatime - fuse.squashfuse_ll squashfuse_ll rw,user_id=0,group_id=0
-95 22 0:56 / /data/s3 rw,nosuid,nodev,relatime - fuse.s3fs s3fs rw,user_id=1000,group_id=1000
-this line is garbage
-"""
+SAMPLE = (Path(__file__).parent / "data" / "mountinfo" / "mixed_cluster.txt").read_text()
 
 
 @pytest.fixture(scope="module")
