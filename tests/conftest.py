@@ -46,3 +46,34 @@ def result_of(doc: dict, check_id: str) -> dict:
 @pytest.fixture
 def doctor_cli():
     return run_doctor
+
+
+SLURM_CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster():
+    """The real local two-node Slurm (n1, n2): started once per session by
+    tests/slurm/cluster.sh, stopped at the end only if this fixture started it.
+    Tests using it carry `@pytest.mark.slurm`; they skip with the reason when
+    the machine cannot run Slurm (not root, packages missing), unless
+    DOCTOR_REQUIRE_SLURM=1 (CI), which turns the skip into a failure."""
+    import shutil
+
+    why = None
+    if os.geteuid() != 0:
+        why = "the local Slurm needs root"
+    elif not (shutil.which("slurmctld") and shutil.which("sbatch") and shutil.which("munged")):
+        why = "slurm-wlm/munge not installed (apt-get install slurm-wlm munge)"
+    if why:
+        if os.environ.get("DOCTOR_REQUIRE_SLURM") == "1":
+            pytest.fail(f"DOCTOR_REQUIRE_SLURM=1 but {why}")
+        pytest.skip(why)
+    running = subprocess.run([str(SLURM_CLUSTER), "status"], capture_output=True).returncode == 0
+    if not running:
+        start = subprocess.run([str(SLURM_CLUSTER), "start"], capture_output=True, text=True,
+                               timeout=180)
+        assert start.returncode == 0, f"cluster.sh start failed: {start.stderr.strip()}"
+    yield {"nodes": ["n1", "n2"], "partition": "debug"}
+    if not running:
+        subprocess.run([str(SLURM_CLUSTER), "stop"], capture_output=True, timeout=120)
