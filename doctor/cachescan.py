@@ -178,6 +178,8 @@ def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
                 progress(res.files_scanned, res.files_seen, not walker.is_alive())
     finally:
         stop.set()
+    if walker.is_alive():      # stopped by the deadline: the count of files is a lower bound
+        res.walk_complete = False
     if not res.walk_complete:
         res.complete = False
     res.torch_files.sort(key=lambda i: i.path)
