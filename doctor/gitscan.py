@@ -166,7 +166,10 @@ class GitRepo:
 
     def _history(self) -> list:
         fmt = "--batch-check=%(objecttype) %(objectname) %(objectsize) %(rest)"
-        out = _pipe([["git", "-C", self.root, "rev-list", "--objects", "--all"],
+        # rev-list names each object once, by the first path it meets: limit the walk to
+        # the scanned directory so that a blob shared with a path outside it is not lost.
+        limit = ["--", "."] if self.prefix else []
+        out = _pipe([["git", "-C", self.root, "rev-list", "--objects", "--all", *limit],
                      ["git", "-C", self.root, "cat-file", fmt]], self.timeout)
         blobs = []
         for line in out.split(b"\n"):
