@@ -298,8 +298,9 @@ def _mark_root_causes(failures: list, run: SmokeRun) -> None:
 
 def fix_for(f: RankFailure, causes: str) -> str:
     if not f.root_cause:
-        return (f"Fix {causes} first: this rank only stopped because a peer failed "
-                "(in a real job it would wait until the process-group timeout).")
+        return (f"Fix {causes} first: this rank only failed because it waited for that "
+                "peer (in a real job it would wait until the process-group timeout, "
+                "10 min for NCCL, 30 min for gloo, before anything is reported).")
     where_ = f" in {f.extra['stuck_in']}" if f.extra.get("stuck_in") else ""
     if f.kind == "crash":
         return (f"A native crash{where_} {phase_words(f.extra.get('phase', ''))}: run the "

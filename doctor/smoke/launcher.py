@@ -139,6 +139,9 @@ class Launcher:
             "PYTHONPATH": os.pathsep.join(paths),
             "PYTHONDONTWRITEBYTECODE": "1",   # read-only: no __pycache__ in the user's repo
             "PYTHONUNBUFFERED": "1",
+            # torch (DDP imports inductor) makes $TMPDIR/torchinductor_$USER: keep
+            # whatever the ranks put in temp inside the dir that cleanup() removes
+            "TMPDIR": str(self.dir / "tmp"),
             P.ENV_DIR: str(self.dir), P.ENV_MODEL: self.plan.model or "",
             P.ENV_SHAPE: json.dumps(self.plan.input_shape) if self.plan.input_shape else "",
             P.ENV_BACKEND: self.plan.backend or "auto",
@@ -155,6 +158,7 @@ class Launcher:
             if self._closed:
                 raise RuntimeError("the smoke was cancelled")
             self.dir = Path(tempfile.mkdtemp(prefix="doctor-smoke-"))
+            (self.dir / "tmp").mkdir()
             self.started_at = time.time()
             deadline = self.started_at + self.plan.timeout_s
             for rank in range(self.plan.world_size):
@@ -220,7 +224,8 @@ class Launcher:
             time.sleep(POLL_S)
         time.sleep(0.05)  # let the dump finish writing its last frames
         for rank in ranks:
-            self.stopped.setdefault(rank, reason)
+            if self.procs[rank].poll() is None:  # it may have given up on its own meanwhile
+                self.stopped.setdefault(rank, reason)
             self._kill(self.procs[rank])
             self.ended.setdefault(rank, time.time())
 

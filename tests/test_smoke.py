@@ -1,0 +1,259 @@
+"""ddp-smoke end to end: the real CLI, real torch.distributed (gloo), deliberately
+broken models. Each run also proves that no rank process, no temp file and no
+bound port is left behind.
+
+Run alone: python -m pytest -q tests/test_smoke.py
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from conftest import ROOT, result_of, run_json
+from harness import subset
+
+SCENARIOS = ROOT / "fixtures" / "ddp-smoke" / "scenarios"
+FIXTURES = ROOT / "fixtures" / "ddp-smoke"
+
+
+def marked_processes(marker: str) -> list:
+    """Every live process that inherited this test's marker (ranks, their children)."""
+    found = []
+    for p in psutil.process_iter(["pid"]):
+        try:
+            if p.environ().get("DOCTOR_TEST_MARKER") == marker:
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return found
+
+
+class Sandbox:
+    """A copy of a scenario repo, a private TMPDIR and a process marker."""
+
+    def __init__(self, src: Path, tmp_path: Path):
+        self.repo = tmp_path / "repo"
+        shutil.copytree(src, self.repo, ignore=shutil.ignore_patterns("case.yaml"))
+        self.tmp = tmp_path / "tmp"
+        self.tmp.mkdir()
+        self.marker = uuid.uuid4().hex
+        self.env = {"TMPDIR": str(self.tmp), "DOCTOR_TEST_MARKER": self.marker}
+        self.expect = (yaml.safe_load((src / "case.yaml").read_text()) or {}).get("expect", {}) \
+            if (src / "case.yaml").exists() else {}
+
+    def run(self, *args: str) -> tuple:
+        return run_json("--repo", str(self.repo), "--only", "ddp-smoke", *args,
+                        env=self.env, timeout=150)
+
+    def assert_clean(self, port: int | None = None) -> None:
+        left = marked_processes(self.marker)
+        assert not left, f"processes left behind: {[p.cmdline() for p in left]}"
+        leftovers = sorted(str(p.relative_to(self.tmp)) for p in self.tmp.rglob("*"))
+        assert leftovers == [], f"temp files left behind: {leftovers}"
+        repo_junk = sorted(str(p) for p in self.repo.rglob("__pycache__"))
+        assert repo_junk == [], f"the smoke wrote into the repo: {repo_junk}"
+        if port:
+            # Nobody listens on the rendezvous port any more (SO_REUSEADDR, as the
+            # TCPStore itself binds: connections in TIME_WAIT are the kernel's, not ours)
+            with socket.socket() as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", port))
+                s.listen()
+
+
+def smoke_result(doc: dict) -> dict:
+    return result_of(doc, "ddp-smoke")
+
+
+def assert_expected(result: dict, expect: dict) -> None:
+    for want in expect.get("findings", []):
+        assert any(subset(want, f) for f in result["findings"]), (
+            f"no finding matches {want}; got {[f['message'] for f in result['findings']]}")
+
+
+def run_scenario(name: str, tmp_path: Path, *args: str) -> tuple:
+    box = Sandbox(SCENARIOS / name if (SCENARIOS / name).exists() else FIXTURES / name, tmp_path)
+    code, doc = box.run(*args)
+    box.assert_clean(doc["facts"].get("smoke", {}).get("port"))
+    result = smoke_result(doc)
+    assert_expected(result, box.expect)
+    return code, doc, result
+
+
+# ---- end to end through the CLI ------------------------------------------
+
+def test_healthy_builtin_model_passes_and_reports_timings(tmp_path):
+    code, doc, result = run_scenario("builtin_model", tmp_path)
+    assert (code, result["status"], result["findings"]) == (0, "pass", [])
+    smoke = doc["facts"]["smoke"]
+    assert smoke["backend"] == "gloo" and smoke["devices"] == ["cpu", "cpu"]
+    assert smoke["world_size"] == 2 and smoke["deadline_hit"] is False
+    for r in smoke["ranks"]:
+        assert r["exit_code"] == 0 and r["steps"] == 2
+        for key in ("import_s", "init_s", "first_step_s", "total_s"):
+            assert isinstance(r[key], float) and r[key] >= 0, (key, r)
+        assert r["import_s"] < r["total_s"]
+
+
+def test_sigsegv_in_model_factory_is_a_crash_of_rank0(tmp_path):
+    code, doc, result = run_scenario("fail_segv_in_factory", tmp_path)
+    assert code == 1 and result["status"] == "fail"
+    first, *rest = result["findings"]
+    assert first["data"]["rank"] == 0 and first["data"]["kind"] == "crash"
+    assert first["data"]["signal"] == "SIGSEGV" and first["data"]["exit_code"] == -11
+    assert first["data"]["root_cause"] is True
+    assert "SIGSEGV" in first["message"] and "building the model" in first["message"]
+    # faulthandler's dump at the crash names the user's function, marked as theirs
+    assert "> native_model.py:" in first["data"]["stack"]
+    assert "load_native_kernels" in first["data"]["stack"].splitlines()[0]
+    assert first["fix"]
+    # rank 1 was waiting for rank 0 and is reported as its consequence
+    assert [f["data"]["rank"] for f in rest] == [1]
+    assert rest[0]["data"]["root_cause"] is False
+    assert "consequence of rank 0's crash" in rest[0]["message"]
+
+
+def test_exception_in_one_ranks_forward(tmp_path):
+    code, doc, result = run_scenario("forward_exception", tmp_path)
+    assert code == 1
+    cause = result["findings"][0]
+    assert (cause["data"]["rank"], cause["data"]["kind"]) == (1, "exception")
+    assert "ValueError" in cause["message"] and "aux head expects 16 features" in cause["message"]
+    assert "ValueError: aux head expects 16 features, got 8" in cause["data"]["stack"]
+    assert cause["location"] == {"path": "branchy.py", "line": 14}
+    peer = result["findings"][1]
+    assert peer["data"]["rank"] == 0 and peer["data"]["root_cause"] is False
+    assert "consequence of rank 1's exception" in peer["message"]
+
+
+def test_rank0_stuck_in_lazy_cache_is_a_hang_naming_the_function(tmp_path):
+    start = time.monotonic()
+    code, doc, result = run_scenario("lazy_cache_hang", tmp_path)
+    assert code == 1
+    hang = result["findings"][0]
+    assert (hang["data"]["rank"], hang["data"]["kind"], hang["data"]["root_cause"]) == \
+        (0, "hang", True)
+    assert hang["data"]["stuck_in"] == "build_region_masks"
+    assert "stuck in build_region_masks (windscan.py:" in hang["message"]
+    assert hang["data"]["stack"].splitlines()[0].startswith("> windscan.py:")
+    assert "in forward" in hang["data"]["stack"].splitlines()[1]
+    other = result["findings"][1]
+    assert other["data"]["rank"] == 1 and other["data"]["root_cause"] is False
+    # bounded by smoke.timeout_s (15 s in the scenario) plus stopping, not by gloo's 30 min
+    assert time.monotonic() - start < 15 + 20
+
+
+def test_unused_parameter_fails_on_the_second_step(tmp_path):
+    code, doc, result = run_scenario("unused_parameter", tmp_path)
+    assert code == 1
+    # torch 2.13, find_unused_parameters=False: step 1 completes, step 2's forward
+    # raises "Expected to have finished reduction in the prior iteration" on every rank
+    assert sorted(f["data"]["rank"] for f in result["findings"]) == [0, 1]
+    for f in result["findings"]:
+        assert f["data"]["kind"] == "exception" and f["data"]["phase"] == "step 2"
+        assert f["data"]["root_cause"] is True
+        assert f["data"]["unused_parameters"] == ["aux_head.bias", "aux_head.weight"]
+        assert "find_unused_parameters=True" in f["fix"]
+    assert all(r["steps"] == 1 for r in doc["facts"]["smoke"]["ranks"])
+
+
+def test_parameters_drifting_on_one_rank_is_a_desync(tmp_path):
+    code, doc, result = run_scenario("param_drift", tmp_path)
+    assert code == 1
+    [f] = result["findings"]
+    assert (f["data"]["rank"], f["data"]["kind"], f["data"]["step"]) == (1, "desync", 1)
+    assert f["data"]["parameters"] == ["lin.weight"] and "lin.weight" in f["message"]
+
+
+def test_ctrl_c_stops_the_ranks_and_removes_the_temp_dir(tmp_path):
+    box = Sandbox(SCENARIOS / "lazy_cache_hang", tmp_path)
+    settings = tmp_path / "slow.yaml"
+    settings.write_text('smoke: {model: "windscan:build", input_shape: [4, 8], timeout_s: 120}\n')
+    env = dict(os.environ, **box.env)
+    env.pop("SLURM_JOB_ID", None)
+    proc = subprocess.Popen([sys.executable, "-m", "doctor", "run", "--repo", str(box.repo),
+                             "--only", "ddp-smoke", "--settings", str(settings)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:  # both ranks up and inside the first step
+            workers = [p for p in marked_processes(box.marker)
+                       if "doctor.smoke.worker" in " ".join(p.cmdline())]
+            events = list(box.tmp.glob("doctor-smoke-*/rank1.events"))
+            if len(workers) == 2 and events and '"step"' in events[0].read_text() + "":
+                break
+            if events and '"phase": "ddp"' in events[0].read_text():
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the ranks never got going")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    box.assert_clean()
+
+
+# ---- pieces that need no ranks -------------------------------------------
+
+@pytest.mark.parametrize("requested,gpus,world,expected", [
+    ("auto", 0, 2, ("gloo", "cpu")),
+    ("auto", 1, 2, ("gloo", "cpu")),     # one GPU cannot host two nccl ranks
+    ("auto", 2, 2, ("nccl", "cuda")),    # one GPU per rank (RCCL on ROCm is "nccl" too)
+    ("auto", 8, 2, ("nccl", "cuda")),
+    ("auto", 2, 4, ("gloo", "cpu")),
+    (None, 4, 2, ("nccl", "cuda")),
+    ("gloo", 8, 2, ("gloo", "cpu")),
+    ("nccl", 0, 2, ("nccl", "cuda")),
+])
+def test_backend_is_chosen_by_device_count(requested, gpus, world, expected):
+    from doctor.smoke.protocol import choose_backend
+
+    assert choose_backend(requested, gpus, world) == expected
+
+
+def test_unknown_backend_is_refused():
+    from doctor.smoke.protocol import choose_backend
+
+    with pytest.raises(ValueError, match="auto, gloo or nccl"):
+        choose_backend("mpi", 0, 2)
+
+
+def test_smoke_timeout_comes_from_settings():
+    from checks.smoke import smoke_timeout
+    from doctor.registry import get
+
+    spec = get("ddp-smoke")
+    assert "smoke" in spec.tags and set(spec.needs) >= {"torch", "smoke"}
+    assert not spec.static
+
+    class FakeSettings:
+        smoke = {"timeout_s": 45}
+
+    class FakeJob:
+        settings = FakeSettings()
+
+    assert spec.timeout_for(FakeJob()) == smoke_timeout(FakeJob()) == 75.0
+
+
+def test_no_smoke_and_static_skip_it(tmp_path):
+    code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke", "--no-smoke")
+    assert [r["id"] for r in doc["results"]] == []
+    code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke", "--static")
+    assert [r["id"] for r in doc["results"]] == []
