@@ -6,7 +6,6 @@ with a long history (git fast-import). Alternating rounds; prints medians and th
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -62,8 +61,10 @@ def main() -> None:
         assert len(blobs) == n_blobs, (len(blobs), n_blobs)
         b, o = statistics.median(bare_t), statistics.median(ours_t)
         print(f"repo: {opts.commits} commits, {n_blobs} blobs; {opts.rounds} alternating rounds")
-        print(f"rev-list | cat-file  median {b:.3f} s  (all: {', '.join(f'{x:.3f}' for x in bare_t)})")
-        print(f"gitscan history      median {o:.3f} s  (all: {', '.join(f'{x:.3f}' for x in ours_t)})")
+        def runs(ts: list) -> str:
+            return ", ".join(f"{x:.3f}" for x in ts)
+        print(f"rev-list | cat-file  median {b:.3f} s  (all: {runs(bare_t)})")
+        print(f"gitscan history      median {o:.3f} s  (all: {runs(ours_t)})")
         print(f"ratio gitscan/pipeline: {o / b:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
