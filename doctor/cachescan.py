@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Optional
 from doctor.torchsave import NotRegularFile, TorchSaveInfo, inspect_file
 
 _DONE = object()
+CHUNK = 8   # paths handed to a worker at a time: fewer thread hand-offs per file
 
 
 @dataclass
@@ -35,9 +36,10 @@ class ScanResult:
 
 
 def _walk(roots: Iterable[str], out: "queue.Queue", res: ScanResult,
-          stop: threading.Event, lock: threading.Lock) -> None:
+          stop: threading.Event, lock: threading.Lock, done: "queue.Queue") -> None:
     seen_dirs: set = set()
     seen_files: set = set()
+    batch: list = []
 
     def put(item: object) -> bool:
         while not stop.is_set():
@@ -58,7 +60,12 @@ def _walk(roots: Iterable[str], out: "queue.Queue", res: ScanResult,
         seen_files.add((st.st_dev, st.st_ino))
         with lock:
             res.files_seen += 1
-        return put(path)
+        batch.append(path)
+        if len(batch) >= CHUNK:
+            chunk = batch[:]
+            batch.clear()
+            return put(chunk)
+        return True
 
     def visit_dir(path: str, st: os.stat_result) -> bool:
         if (st.st_dev, st.st_ino) in seen_dirs:
@@ -100,29 +107,41 @@ def _walk(roots: Iterable[str], out: "queue.Queue", res: ScanResult,
                 with lock:
                     res.walk_complete = False
                 return
+        if batch:
+            put(batch[:])
     finally:
+        done.put(_DONE)      # wakes the collector: the count of files is final
         put(_DONE)
+
+
+def _inspect(path: str, max_pickle_bytes: int) -> tuple:
+    try:
+        return ("ok", path, inspect_file(path, max_pickle_bytes=max_pickle_bytes))
+    except NotRegularFile:
+        return ("special", path, None)
+    except OSError as exc:
+        return ("unreadable", path, exc.strerror or str(exc))
+    except Exception as exc:   # a bug or an exotic file: reported, never fatal
+        return ("ok", path, TorchSaveInfo(path, "unknown", problem=(
+            f"could not be inspected: {type(exc).__name__}: {exc}")))
 
 
 def _work(inq: "queue.Queue", outq: "queue.Queue", stop: threading.Event,
           max_pickle_bytes: int) -> None:
     while not stop.is_set():
         try:
-            path = inq.get(timeout=0.1)
+            chunk = inq.get(timeout=0.1)
         except queue.Empty:
             continue
-        if path is _DONE:
+        if chunk is _DONE:
             inq.put(_DONE)       # let the other workers see it too
             return
-        try:
-            outq.put(("ok", path, inspect_file(path, max_pickle_bytes=max_pickle_bytes)))
-        except NotRegularFile:
-            outq.put(("special", path, None))
-        except OSError as exc:
-            outq.put(("unreadable", path, exc.strerror or str(exc)))
-        except Exception as exc:   # a bug or an exotic file: reported, never fatal
-            outq.put(("ok", path, TorchSaveInfo(path, "unknown", problem=(
-                f"could not be inspected: {type(exc).__name__}: {exc}"))))
+        out = []
+        for path in chunk:
+            if stop.is_set():
+                break
+            out.append(_inspect(path, max_pickle_bytes))
+        outq.put(out)
 
 
 def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
@@ -137,9 +156,9 @@ def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
     res = ScanResult()
     lock = threading.Lock()
     stop = threading.Event()
-    work: queue.Queue = queue.Queue(maxsize=max(16, 8 * workers))
+    work: queue.Queue = queue.Queue(maxsize=max(4, 2 * workers))
     done: queue.Queue = queue.Queue()
-    walker = threading.Thread(target=_walk, args=(list(roots), work, res, stop, lock),
+    walker = threading.Thread(target=_walk, args=(list(roots), work, res, stop, lock, done),
                               name="cachescan-walk", daemon=True)
     walker.start()
     pool = [threading.Thread(target=_work, args=(work, done, stop, max_pickle_bytes),
@@ -148,21 +167,24 @@ def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
     for t in pool:
         t.start()
     next_tick = t0 + 0.5
+    walk_done = False
     try:
         while True:
             now = time.monotonic()
             with lock:
-                finished = not walker.is_alive() and res.files_scanned >= res.files_seen
+                finished = walk_done and res.files_scanned >= res.files_seen
             if finished:
                 break
             if now >= end:
                 res.complete = False
                 break
             try:
-                kind, path, value = done.get(timeout=min(0.1, end - now))
+                batch = done.get(timeout=min(0.1, end - now))
             except queue.Empty:
-                kind = None
-            if kind is not None:
+                batch = []
+            if batch is _DONE:
+                walk_done, batch = True, []
+            for kind, path, value in batch:
                 with lock:
                     if kind == "special":
                         res.special.append(path)
@@ -175,10 +197,10 @@ def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
                             res.torch_files.append(value)
             if progress and time.monotonic() >= next_tick:
                 next_tick += 0.5
-                progress(res.files_scanned, res.files_seen, not walker.is_alive())
+                progress(res.files_scanned, res.files_seen, walk_done)
     finally:
         stop.set()
-    if walker.is_alive():      # stopped by the deadline: the count of files is a lower bound
+    if not walk_done:      # stopped by the deadline: the count of files is a lower bound
         res.walk_complete = False
     if not res.walk_complete:
         res.complete = False
