@@ -6,6 +6,7 @@ Run alone: python -m pytest -q tests/test_smoke.py
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -257,3 +258,64 @@ def test_no_smoke_and_static_skip_it(tmp_path):
     assert [r["id"] for r in doc["results"]] == []
     code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke", "--static")
     assert [r["id"] for r in doc["results"]] == []
+
+
+PORT_RETRY = r'''
+import json, socket, sys
+from pathlib import Path
+import checks.smoke
+from doctor.smoke.classify import classify, smoke_facts
+from doctor.smoke.launcher import SmokePlan, free_port, run_smoke
+
+busy = socket.socket()
+busy.bind(("127.0.0.1", 0))
+busy.listen()
+taken = busy.getsockname()[1]
+run = run_smoke(SmokePlan(repo=Path(sys.argv[1]), timeout_s=60),
+                ports=iter([taken, free_port()]))
+print(json.dumps({"attempts": run.attempts, "port": run.port, "taken": taken,
+                  "failures": [f.data() for f in classify(run)],
+                  "steps": [r["steps"] for r in smoke_facts(run)["ranks"]],
+                  "torch_imported": "torch" in sys.modules}))
+'''
+
+
+def test_port_collision_is_retried_and_the_launcher_never_imports_torch(tmp_path):
+    """Rank 0 cannot bind a port someone else listens on: the smoke retries on another."""
+    box = Sandbox(SCENARIOS / "builtin_model", tmp_path)
+    env = dict(os.environ, **box.env)
+    proc = subprocess.run([sys.executable, "-c", PORT_RETRY, str(box.repo)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["attempts"] == 2 and out["port"] != out["taken"]
+    assert out["failures"] == [] and out["steps"] == [2, 2]
+    assert out["torch_imported"] is False
+    box.assert_clean(out["port"])
+
+
+def test_nccl_watchdog_abort_is_a_timeout_not_the_root_cause(tmp_path):
+    """No GPU here: a recorded NCCL outcome. The watchdog SIGABRTs the rank that waited;
+    the rank stuck in user code is the cause."""
+    from doctor.smoke.classify import classify
+    from doctor.smoke.launcher import RankOutcome, SmokePlan, SmokeRun
+
+    (tmp_path / "m.py").write_text("def build_cache():\n    while True:\n        pass\n")
+    started = [{"event": "start", "main_thread": 1},
+               *({"event": "phase", "phase": p, "seconds": 0.1}
+                 for p in ("import", "init", "model", "ddp"))]
+    waiter = RankOutcome(0, 101, -6, 10.0, events=started, output=(
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+        "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600097 milliseconds"))
+    stuck = RankOutcome(1, 102, -9, 11.0, stopped="peer-failed", events=started, usr1_dump=(
+        "Thread 0x0000000000000001 (most recent call first):\n"
+        f'  File "{tmp_path}/m.py", line 3 in build_cache\n'
+        '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 9 in _call\n'))
+    plan = SmokePlan(repo=tmp_path, backend="nccl")
+    cause, other = classify(SmokeRun(plan, [waiter, stuck], 1, 0.0, 12.0, False))
+    assert (cause.rank, cause.kind, cause.root_cause) == (1, "hang", True)
+    assert "stuck in build_cache (m.py:3)" in cause.message
+    assert cause.stack.splitlines()[0] == "> m.py:3 in build_cache"
+    assert (other.rank, other.kind, other.signal, other.root_cause) == \
+        (0, "timeout", "SIGABRT", False)
+    assert "consequence of rank 1's hang" in other.message

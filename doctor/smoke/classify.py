@@ -23,6 +23,8 @@ PEER_ERRORS = ("connection closed by peer", "connection reset by peer", "timed o
                "timeout", "broken pipe", "distnetworkerror", "distbackenderror",
                "failed to recv", "failed to send", "connection refused",
                "monitoredbarrier", "econnreset", "epipe")
+NCCL_WATCHDOG = ("watchdog caught collective operation timeout",
+                 "some nccl operations have failed or timed out")
 FRAME_RE = re.compile(r'^\s+File "(?P<file>.*)", line (?P<line>\d+) in (?P<func>.*)$')
 THREAD_RE = re.compile(r"^(?:Current thread|Thread) (?P<id>0x[0-9a-fA-F]+)")
 MAX_FRAMES = 25
@@ -201,9 +203,14 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         user = _first_user_frame(frames, repo)
         sig = signal_name(rc)
         at = f" in {user.func} ({_rel(user.file, repo)}:{user.line})" if user else ""
+        # NCCL's watchdog aborts (SIGABRT) the rank whose collective timed out: it gave
+        # up waiting, like gloo's "Timed out waiting" exception
+        watchdog = any(w in o.output.lower() for w in NCCL_WATCHDOG)
         return RankFailure(
-            o.rank, "crash", f"rank {o.rank}: crashed with {sig} (exit code {rc}) "
-            f"{phase_words(phase)}{at}", fix="", signal=sig, exit_code=rc,
+            o.rank, "timeout" if watchdog else "crash",
+            f"rank {o.rank}: " + ("NCCL watchdog timeout, aborted with " if watchdog else
+                                  "crashed with ") +
+            f"{sig} (exit code {rc}) {phase_words(phase)}{at}", fix="", signal=sig, exit_code=rc,
             stack=stack_text(frames, repo) or None,
             extra={"phase": phase, "stuck_in": user.func if user else None}, frame=user)
     if exc:

@@ -119,7 +119,7 @@ def loss_of(torch, out):
     """A scalar that depends on every output tensor."""
     if isinstance(out, torch.Tensor):
         return out.float().pow(2).mean() if out.dim() else out.float()
-    if hasattr(out, "loss") and isinstance(getattr(out, "loss"), torch.Tensor):
+    if hasattr(out, "loss") and isinstance(out.loss, torch.Tensor):
         return out.loss
     values = out.values() if isinstance(out, dict) else out if isinstance(out, (list, tuple)) \
         else []
