@@ -24,7 +24,8 @@ checks ended (every node runs the same checks with the same deadlines).
 Test-only hook: DOCTOR_FAKE_FACTS='{"torch_version": "2.4.0+rocm6.1"}' replaces
 this node's gathered facts (see `node_facts`); the node's entry in the report
 then lists the faked keys under `fake_facts`, so a faked report is never
-mistaken for a real one.
+mistaken for a real one. DOCTOR_GATHER_TEST_HOLD_S=N makes a task wait N
+seconds before it sends its report (the tests kill it meanwhile).
 """
 from __future__ import annotations
 
@@ -272,6 +273,7 @@ class Link:
         self.plan = plan
         self.store: Any = None
         self.error: Optional[str] = None
+        self.opened_at = time.monotonic()
         self._ready = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._open, name="gather-link", daemon=True)
@@ -283,6 +285,7 @@ class Link:
             from torch.distributed import TCPStore
 
             # a client keeps trying for as long as rank 0 would still accept it
+            # (task 0 may itself be slow to listen: importing torch on a loaded node)
             wait = p.timeout if p.rank == 0 else p.timeout + 10
             self.store = TCPStore(p.addr, p.port, None, p.rank == 0,
                                   dt.timedelta(seconds=wait), wait_for_workers=False)
@@ -303,7 +306,7 @@ class Link:
                 return
 
     def ready(self) -> bool:
-        self._ready.wait(self.plan.timeout + 15)
+        self._ready.wait(self.plan.timeout + 20)
         return self.store is not None
 
     def send(self, payload: bytes) -> None:
@@ -392,6 +395,9 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
                             "facts": facts, "fake_facts": sorted(fake)}
     doc = report.doc()
     local_done = time.monotonic()
+    hold = float(job.login_env.get("DOCTOR_GATHER_TEST_HOLD_S") or 0)
+    if hold:  # test-only: a node that is still busy (to be killed mid-run by the tests)
+        time.sleep(hold)
     if plan.rank != 0:
         try:
             if not link.ready():
@@ -408,8 +414,8 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
         finally:
             link.close()
     try:
-        if link.ready():
-            docs, missing = collect(link, t0, local_done)
+        if link.ready():  # the join deadline runs from when task 0 could accept joins
+            docs, missing = collect(link, link.opened_at, local_done)
         else:
             docs = {}
             missing = {r: f"not gathered: rank 0 {link.error}" for r in range(1, plan.world)}
