@@ -35,8 +35,8 @@ def test_pages_show_the_fixture_cases_as_examples(tmp_path):
         page = (out / f"{c['id']}.md").read_text()
         assert "## Examples" in page
         for case in cases:
-            assert f"### `{case}`: the check **{'fails' if case.startswith('fail') else 'passes'}**" \
-                in page, (c["id"], case)
+            verdict = "fails" if case.startswith("fail") else "passes"
+            assert f"### `{case}`: the check **{verdict}**" in page, (c["id"], case)
         documented += 1
     assert documented, "no check has fixtures yet"
 

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import venv
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
@@ -213,8 +212,8 @@ def test_markdown_has_a_summary_table_and_the_fixes(report):
     table = [ln for ln in lines if ln.startswith("| ")]
     assert len(table) == 1 + len(IDS)  # header + one row per check
     assert all(ln.count(" | ") == 3 for ln in table[1:]), table  # pipes in text are escaped
-    assert "| ❌ fail | `fmt-fail-located` | error | token *** leaks <here> & \"there\" (+1 more) |" \
-        in lines
+    row = "| ❌ fail | `fmt-fail-located` | error | token *** leaks <here> & \"there\" (+1 more) |"
+    assert row in lines
     assert "### ❌ `fmt-fail-located` — Fails at a line" in lines
     assert "- `slurm/job.sbatch:7` token *** leaks <here> & \"there\"" in lines
     assert "  - **Fix:** Remove the token." in lines

@@ -19,7 +19,7 @@ def _int(value: Optional[str]) -> Optional[int]:
 
 
 def gpus_on_node(env: dict) -> Optional[int]:
-    """GPUs Slurm gave this node: SLURM_GPUS_ON_NODE, else the count of SLURM_JOB_GPUS / SLURM_STEP_GPUS."""
+    """GPUs Slurm gave this node: SLURM_GPUS_ON_NODE, else the count of SLURM_*_GPUS ids."""
     if env.get("SLURM_GPUS_ON_NODE", "").strip().isdigit():
         return int(env["SLURM_GPUS_ON_NODE"])
     for name in ("SLURM_STEP_GPUS", "SLURM_JOB_GPUS"):

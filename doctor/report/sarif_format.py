@@ -100,7 +100,7 @@ def render(report) -> str:
         "tool": {"driver": {"name": "doctor", "version": doc["tool"]["version"],
                             "semanticVersion": doc["tool"]["version"],
                             "informationUri": INFO_URI, "rules": rules}},
-        "invocations": [{"executionSuccessful": doc["summary"]["status"] != "error",
+        "invocations": [{"executionSuccessful": not notifications,
                          "exitCode": doc["summary"]["exit_code"],
                          "startTimeUtc": doc["started_at"],
                          "toolExecutionNotifications": notifications}],
