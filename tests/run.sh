@@ -23,4 +23,8 @@ fi
 # torch is pinned to the local CPU build: an unpinned torch would pull GBs of CUDA.
 python3 -m pip install -q --disable-pip-version-check torch==2.13.0 -e '.[test]'
 
+# In CI the Slurm tests must run, never skip (tests/conftest.py starts the
+# local two-node cluster with tests/slurm/cluster.sh and stops it afterwards).
+if [ "${CI:-}" = "true" ]; then export DOCTOR_REQUIRE_SLURM=1; fi
+
 python3 -m pytest "$@"
