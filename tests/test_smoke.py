@@ -146,7 +146,8 @@ def test_rank0_stuck_in_lazy_cache_is_a_hang_naming_the_function(tmp_path):
     assert (hang["data"]["rank"], hang["data"]["kind"], hang["data"]["root_cause"]) == \
         (0, "hang", True)
     assert hang["data"]["stuck_in"] == "build_region_masks"
-    assert "stuck in build_region_masks (windscan.py:" in hang["message"]
+    assert hang["message"].startswith("rank 0: hang — stuck in build_region_masks (windscan.py:")
+    assert "← forward (windscan.py:" in hang["message"]
     assert hang["data"]["stack"].splitlines()[0].startswith("> windscan.py:")
     assert "in forward" in hang["data"]["stack"].splitlines()[1]
     other = result["findings"][1]
@@ -319,3 +320,24 @@ def test_nccl_watchdog_abort_is_a_timeout_not_the_root_cause(tmp_path):
     assert (other.rank, other.kind, other.signal, other.root_cause) == \
         (0, "timeout", "SIGABRT", False)
     assert "consequence of rank 1's hang" in other.message
+
+
+def test_deadline_stops_ranks_that_never_return(tmp_path):
+    """Both ranks stuck in the factory: at smoke.timeout_s the doctor dumps their stacks,
+    kills them, and reports both as hangs in the user's function."""
+    box = Sandbox(SCENARIOS / "lazy_cache_hang", tmp_path)
+    settings = tmp_path / "stuck.yaml"
+    settings.write_text('smoke: {model: "windscan:build_region_masks", timeout_s: 8}\n')
+    start = time.monotonic()
+    code, doc = box.run("--settings", str(settings))
+    elapsed = time.monotonic() - start
+    box.assert_clean(doc["facts"]["smoke"]["port"])
+    result = smoke_result(doc)
+    assert code == 1 and doc["facts"]["smoke"]["deadline_hit"] is True
+    assert sorted(f["data"]["rank"] for f in result["findings"]) == [0, 1]
+    for f in result["findings"]:
+        assert f["data"]["kind"] == "hang" and f["data"]["root_cause"] is True
+        assert f["data"]["stopped_by_doctor"] == "deadline"
+        assert f["data"]["stuck_in"] == "build_region_masks"
+        assert f["data"]["phase"] == "model" and "while building the model" in f["message"]
+    assert elapsed < 8 + 15

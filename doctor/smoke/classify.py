@@ -189,11 +189,13 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
     if o.stopped:
         frames = parse_dump(o.usr1_dump or o.later_dump, _main_thread(o))
         user = _first_user_frame(frames, repo)
-        stuck = (f"stuck in {user.func} ({_rel(user.file, repo)}:{user.line})" if user
+        callers = [f for f in frames if is_user_frame(f.file, repo)][1:3]
+        via = "".join(f" ← {c.func} ({_rel(c.file, repo)}:{c.line})" for c in callers)
+        stuck = (f"stuck in {user.func} ({_rel(user.file, repo)}:{user.line}){via}" if user
                  else f"waiting in {frames[0].func} ({_rel(frames[0].file, repo)}:"
                       f"{frames[0].line})" if frames else "no stack was dumped")
         return RankFailure(
-            o.rank, "hang", f"rank {o.rank}: hang {phase_words(phase)}: {stuck}",
+            o.rank, "hang", f"rank {o.rank}: hang — {stuck}, {phase_words(phase)}",
             fix="", signal=None, exit_code=rc, stack=stack_text(frames, repo) or None,
             extra={"phase": phase, "stopped_by_doctor": o.stopped,
                    "stuck_in": user.func if user else None,
@@ -222,13 +224,15 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         user = _first_user_frame(frames, repo)
         at = f" in {user.func} ({_rel(user.file, repo)}:{user.line})" if user else ""
         unused = _unused(msg)
-        text = (msg.splitlines() or [""])[0]
+        text = re.sub(r"^\[[^\]]*\]\s*", "", (msg.splitlines() or [""])[0])  # gloo's [file:line]
         text = text if len(text) <= 200 else text[:200] + "…"
         if unused is not None:
             text = ("DDP found parameters that got no gradient in the previous step"
                     + (f": {', '.join(unused)}" if unused else ""))
+        verb = "gave up waiting for its peers" if peer else "raised"
         return RankFailure(
-            o.rank, kind, f"rank {o.rank}: {exc.get('type')} {phase_words(phase)}{at}: {text}",
+            o.rank, kind,
+            f"rank {o.rank}: {verb} {phase_words(phase)}{at}: {exc.get('type')}: {text}",
             fix="", exit_code=rc, stack=stack_text(frames[:12], repo, tail=head[-1500:]),
             extra={"phase": phase, "exception": exc.get("type"),
                    "unused_parameters": unused}, frame=user)
