@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from doctor import Finding, Location, check
+from doctor import Finding, Location, Skip, check
 from doctor.smoke.classify import classify, smoke_facts
 from doctor.smoke.launcher import SmokePlan, run_smoke
 
@@ -59,6 +59,9 @@ def ddp_smoke(job) -> Iterator[Finding]:
     updates outside the optimizer. A slow but healthy first step: raise
     `smoke.timeout_s`.
     """
+    if not job.fact("torch_installed"):
+        raise Skip("torch is not installed in this environment (the smoke runs it in "
+                   "child processes with this Python)")
     run = run_smoke(plan_for(job), on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
     job.record_fact("smoke", smoke_facts(run))
     model = job.model or "the built-in model"

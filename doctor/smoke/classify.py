@@ -219,7 +219,9 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         frames = _exception_frames(exc)
         msg = exc.get("message", "")
         head = f"{exc.get('type')}: {msg}"
-        peer = any(p in (head.lower()) for p in PEER_ERRORS)
+        # raised inside torch while talking to a peer (a user's own TimeoutError is not)
+        peer = any(p in head.lower() for p in PEER_ERRORS) and not (
+            frames and is_user_frame(frames[0].file, repo))
         kind = "timeout" if peer else "exception"
         user = _first_user_frame(frames, repo)
         at = f" in {user.func} ({_rel(user.file, repo)}:{user.line})" if user else ""
