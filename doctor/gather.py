@@ -282,7 +282,15 @@ class Link:
     def _open(self) -> None:
         p = self.plan
         try:
-            from torch.distributed import TCPStore
+            # c10d logs every connect retry with a C++ stack on stderr; the doctor
+            # reports the outcome in one line instead (read at torch's import)
+            saved = os.environ.get("TORCH_CPP_LOG_LEVEL")
+            os.environ["TORCH_CPP_LOG_LEVEL"] = saved or "FATAL"
+            try:
+                from torch.distributed import TCPStore
+            finally:
+                if saved is None:
+                    os.environ.pop("TORCH_CPP_LOG_LEVEL", None)
 
             # a client keeps trying for as long as rank 0 would still accept it
             # (task 0 may itself be slow to listen: importing torch on a loaded node)
@@ -306,7 +314,7 @@ class Link:
                 return
 
     def ready(self) -> bool:
-        self._ready.wait(self.plan.timeout + 20)
+        self._ready.wait(self.plan.timeout + 60)  # the store's own timeout ends it sooner
         return self.store is not None
 
     def send(self, payload: bytes) -> None:
