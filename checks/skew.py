@@ -175,8 +175,8 @@ def miopen_cache_collisions(nodes: list) -> Iterator[Finding]:
         yield Finding(
             f"{where} all use {var}={path} on the shared filesystem {d.get('fstype') or '?'}: "
             "MIOpen's SQLite databases lock up or corrupt when nodes share them",
-            fix=f"Give each node and job its own directory on node-local storage, created "
-                f"before use, in the job script before `srun`.",
+            fix="Give each node and job its own directory on node-local storage, created "
+                "before use, in the job script before `srun`.",
             commands=(f'export {var}="/tmp/${{USER}}-miopen-${{SLURM_JOB_ID}}"  # node-local',
                       f'srun --ntasks-per-node=1 mkdir -p "${var}"'),
             data={"variable": var, "value": path, "filesystem": d.get("fstype"),

@@ -37,7 +37,7 @@ import socket
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.errors import InputError
