@@ -194,3 +194,22 @@ def test_gather_outside_a_fitting_step_is_a_usage_error(tmp_path, env, message):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_two_nodes_sharing_one_miopen_dir_on_a_shared_filesystem_are_named():
+    from checks.skew import miopen_cache_collisions
+
+    def node(name, path, shared=True, rocm=True):
+        return {"slurm_node": name, "status": "pass", "facts": {"miopen_cache": {
+            "rocm": rocm, "dirs": [{"variable": "MIOPEN_USER_DB_PATH", "path": path,
+                                    "fstype": "lustre", "shared": shared}]}}}
+
+    found = list(miopen_cache_collisions([node("nid001", "/scratch/p/miopen"),
+                                          node("nid002", "/scratch/p/miopen"),
+                                          node("nid003", "/tmp/miopen-nid003", shared=False)]))
+    assert [f.data["node"] for f in found] == ["nid[001-002]"]
+    assert found[0].data["variable"] == "MIOPEN_USER_DB_PATH"
+    assert not list(miopen_cache_collisions([node("a1", "/tmp/x", shared=False),
+                                             node("a2", "/tmp/x", shared=False)]))
+    assert not list(miopen_cache_collisions([node("b1", "/s/m", rocm=False),
+                                             node("b2", "/s/m", rocm=False)]))
