@@ -24,7 +24,7 @@ import yaml
 from conftest import ROOT, result_of, run_json
 from harness import subset
 
-SCENARIOS = ROOT / "fixtures" / "ddp-smoke" / "scenarios"
+SCENARIOS = ROOT / "tests" / "data" / "smoke_scenarios"
 FIXTURES = ROOT / "fixtures" / "ddp-smoke"
 
 
