@@ -69,6 +69,8 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
     with tempfile.TemporaryDirectory(prefix="bench-smoke-") as tmp:
         repo = Path(tmp)
+        # torch's DDP import makes $TMPDIR/torchinductor_$USER: keep it in here
+        env = dict(env, TMPDIR=tmp)
         script = repo / "ddp_by_hand.py"
         script.write_text(BASELINE)
         doctor = [sys.executable, "-m", "doctor", "run", "--repo", str(repo),
