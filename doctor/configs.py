@@ -8,7 +8,7 @@ from typing import Any, Iterator, Optional
 
 import yaml
 
-from doctor.errors import InputError
+from doctor.errors import InputError, read_input
 
 MAX_CONFIG_BYTES = 20 * 1024 * 1024
 
@@ -46,20 +46,9 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_yaml_text(path: Path) -> Any:
+def load_yaml_text(path: Path, kind: str = "YAML file") -> Any:
     """Parse one YAML file; every way it can be bad is an InputError of one line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"file not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a YAML file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise InputError(f"{path}: {len(raw)} bytes is too large for a config file")
-    if b"\0" in raw[:8192]:
-        raise InputError(f"{path}: binary file, not YAML")
+    raw = read_input(path, kind, MAX_CONFIG_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -84,7 +84,8 @@ class Job:
         return _unique(paths)
 
     def _load_config(self, path: Path) -> ConfigFile:
-        return ConfigFile(path=path.resolve(), rel=self.rel(path), data=load_yaml_text(path))
+        return ConfigFile(path=path.resolve(), rel=self.rel(path),
+                          data=load_yaml_text(path, "config file"))
 
     def _sbatch_paths(self, explicit: Iterable) -> list:
         paths = [self._path(p) for p in explicit]

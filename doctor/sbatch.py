@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from doctor.errors import InputError
+from doctor.errors import read_input
 from doctor.shell import split_commands, unquote
 
 # sbatch's short options (man sbatch) → the long name used as the key.
@@ -134,16 +134,7 @@ def _parse_directive(body: str, line: int) -> list:
 
 
 def load_sbatch(path: Path, rel: str) -> SbatchScript:
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"sbatch script not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a job script") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in raw[:8192]:
-        raise InputError(f"{path}: binary file, not a job script")
+    raw = read_input(path, "sbatch script")
     return parse_sbatch(raw.decode("utf-8", "replace"), path, rel)
 
 

@@ -169,7 +169,7 @@ def bad_inputs(repo: Path) -> list:
         (["--config", str(repo / "missing.yaml")], "config file not found"),
         (["--config", str(repo / "bad.yaml")], "bad.yaml:2: invalid YAML"),
         (["--config", str(repo / "tabs.yaml")], "tab character"),
-        (["--config", str(repo / "bin.yaml")], "binary file, not YAML"),
+        (["--config", str(repo / "bin.yaml")], "binary file, not a config file"),
         (["--config", str(repo / "latin1.yaml")], "not UTF-8"),
         (["--config", str(repo)], "is a directory"),
         (["--sbatch", str(repo / "nope.sbatch")], "sbatch script not found"),
