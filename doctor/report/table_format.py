@@ -40,8 +40,8 @@ def render(report, color: bool = False) -> str:
                              "(the JSON report lists them all)"])
             fixes.append((r["id"], findings))
         else:
-            rows.append([label, r["id"], r["severity"],
-                         textwrap.fill(r["reason"] or r["title"], WIDTH)])
+            # A title names the problem ("... is too low"); on a pass row the id says it all.
+            rows.append([label, r["id"], r["severity"], textwrap.fill(r["reason"] or "", WIDTH)])
     out = [tabulate(rows, headers=["status", "check", "severity", "message"],
                     tablefmt="simple")] if rows else ["no checks selected"]
     for check_id, findings in fixes:
