@@ -1,6 +1,7 @@
 """The job script's Slurm resources against the training config's devices and workers."""
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -47,15 +48,67 @@ def workers_specs(cfg) -> list:
 
 def pairs(job) -> list:
     """(script, config): a script with the configs it names, or every config when there
-    is a single script that names none."""
+    is a single script that names none. Hydra config groups (`configs/trainer/ddp.yaml`)
+    are alternatives: only the option the script's overrides (`trainer=ddp`) or else a
+    defaults list selects is used."""
+    defaults = _hydra_defaults(job.configs)
     out = []
     for s in job.scripts:
+        overrides = _hydra_overrides(s)
+        chosen = dict(defaults, **overrides)
+        selected = [c for c in job.configs if _selected(c, chosen)]
         named = [c for c in job.configs if c.rel in s.text or c.path.name in s.text]
-        if named:
+        if any(_group_of(c) in overrides for c in job.configs):
+            out += [(s, c) for c in selected]
+        elif named:
             out += [(s, c) for c in named]
         elif len(job.scripts) == 1:
-            out += [(s, c) for c in job.configs]
+            out += [(s, c) for c in selected]
     return out
+
+
+_OVERRIDE = re.compile(r"^\+{0,2}([A-Za-z_][\w/.-]*?)(?:@[\w.]+)?=([\w.-]+)$")
+
+
+def _group_of(cfg) -> str:
+    return cfg.path.parent.name
+
+
+def _option(value: str) -> str:
+    return re.sub(r"\.ya?ml$", "", value)
+
+
+def _hydra_overrides(script) -> dict:
+    """{group: option} from command words such as `trainer=ddp` or `+launcher=slurm`."""
+    out = {}
+    for cmd in script.commands:
+        for word in cmd.argv[1:]:
+            m = _OVERRIDE.match(word)
+            if m:
+                out[m.group(1).rsplit("/", 1)[-1]] = _option(m.group(2))
+    return out
+
+
+def _hydra_defaults(configs) -> dict:
+    """{group: option or None} from the configs' Hydra defaults lists (`- trainer: gpu`)."""
+    out: dict = {}
+    for cfg in configs:
+        entries = cfg.data.get("defaults") if isinstance(cfg.data, dict) else None
+        for entry in entries if isinstance(entries, list) else ():
+            if not (isinstance(entry, dict) and len(entry) == 1):
+                continue
+            (key, value), = entry.items()
+            group = re.sub(r"^(override|optional)\s+", "", str(key)).split("@")[0]
+            group = group.strip().rstrip("/").rsplit("/", 1)[-1]
+            if group and (value is None or isinstance(value, str)):
+                out.setdefault(group, _option(value) if value else None)
+    return out
+
+
+def _selected(cfg, chosen: dict) -> bool:
+    """False for a Hydra group option that the defaults or overrides do not select."""
+    group = _group_of(cfg)
+    return group not in chosen or chosen[group] == _option(cfg.path.name)
 
 
 @check("slurm-gpu-mismatch", title="Slurm resources do not match the config's devices, "
