@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
@@ -81,9 +82,25 @@ def is_loader_spec(path: tuple, mapping: dict) -> bool:
 
 def loader_specs(configs: list) -> Iterator[LoaderSpec]:
     for cfg in configs:
+        templates = merge_template_lines(cfg)
         for path, mapping in cfg.mappings():
-            if is_loader_spec(path, mapping):
+            if is_loader_spec(path, mapping) and not (
+                    "num_workers" not in mapping and getattr(mapping, "line", 0) in templates):
                 yield LoaderSpec(cfg, path, mapping)
+
+
+def merge_template_lines(cfg: ConfigFile) -> set:
+    """Lines of anchored mappings (`loader: &loader`) that are merged elsewhere
+    (`<<: *loader`): shared defaults, not DataLoaders; the mappings they are merged
+    into are checked with their own num_workers."""
+    try:
+        text = Path(cfg.path).read_text(errors="replace")
+    except OSError:
+        return set()
+    merged = {name for line in re.findall(r"<<\s*:([^\n]*)", text)
+              for name in re.findall(r"\*([\w.-]+)", line)}
+    return {n for n, line in enumerate(text.splitlines(), 1)
+            if any(name in merged for name in re.findall(r"&([\w.-]+)", line))}
 
 
 def _value(spec: LoaderSpec, key: str, kind: str) -> tuple:
