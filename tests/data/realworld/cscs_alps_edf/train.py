@@ -1,0 +1,3 @@
+import torch
+
+model = torch.compile(torch.nn.Linear(2, 2))

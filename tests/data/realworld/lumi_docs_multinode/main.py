@@ -1,0 +1,4 @@
+from lightning.pytorch.cli import LightningCLI
+
+if __name__ == "__main__":
+    LightningCLI()

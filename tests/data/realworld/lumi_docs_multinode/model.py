@@ -1,0 +1,6 @@
+import lightning.pytorch as pl
+import wandb
+
+
+class LitModel(pl.LightningModule):
+    pass

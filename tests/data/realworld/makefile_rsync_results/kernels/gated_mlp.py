@@ -1,0 +1,1 @@
+from kernels.results.table import format_table

@@ -1,0 +1,2 @@
+def device_agnostic_run():
+    pass
