@@ -185,6 +185,9 @@ def rsync_exclude_unanchored(job) -> Iterator[Finding]:
 
 def _reader(inv: Invocation):
     def read(path: str) -> bytes:
+        if "$" in path or "`" in path:
+            raise Unsupported(f"filter file {path} cannot be resolved (a variable or command "
+                              "substitution); its rules are not checked")
         if inv.cwd is None and not os.path.isabs(path):
             raise Unsupported(f"cannot locate {path}: unknown working directory")
         return (Path(inv.cwd or "/") / os.path.expanduser(path)).read_bytes()

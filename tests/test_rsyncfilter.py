@@ -87,3 +87,18 @@ def test_unreadable_exclude_file_is_a_note_not_a_crash(tmp_path):
     res = doc["results"][0]
     assert res["status"] == "skip" and "missing.txt" in res["reason"]
     assert proc.returncode == 0
+
+
+def test_exclude_file_named_by_a_variable_is_skipped_as_unresolved(tmp_path):
+    (tmp_path / "src" / "pkg" / "data").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "data" / "__init__.py").write_text("")
+    (tmp_path / "deploy.sh").write_text("rsync -a --exclude-from ${EXCLUDE_FILE} ./ host:x/\n"
+                                        "rsync -a --exclude data ./ host:x/\n")
+    proc = run_doctor("run", "--repo", str(tmp_path), "--only", "rsync-exclude-unanchored",
+                      "--format", "json")
+    doc = json.loads(proc.stdout)
+    (finding,) = doc["results"][0]["findings"]  # the second command is still checked
+    assert finding["data"]["dropped"] == ["src/pkg/data/"]
+    (note,) = doc["facts"]["rsync_exclude_notes"]
+    assert note.startswith("deploy.sh:1:") and "${EXCLUDE_FILE} cannot be resolved" in note
+    assert "Errno" not in note
