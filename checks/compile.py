@@ -43,7 +43,12 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
     > 0 with no `multiprocessing_context: spawn|forkserver`) in the same
     config. On a live node, from facts: no triton installed (read from
     package metadata, no import) while the job targets a GPU, the same on
-    aarch64, and `max-autotune` on a node with little memory.
+    aarch64, and `max-autotune` on a node with little memory. When the job
+    trains inside a container (`singularity|apptainer exec`, `srun
+    --container-image`, `srun --environment`) that the doctor is not running
+    in, this node's triton says nothing about the job's, so the triton rule
+    is left out (noted in the report's facts): run the doctor inside the
+    container to check it.
 
     ## Why it matters
     Without triton, inductor raises `TritonMissing: Cannot find a working
@@ -77,7 +82,10 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
         triton = job.fact("triton") or {}
         machine = (job.fact("node") or {}).get("machine")
         gpu = _gpu_target(job)
-        if not triton.get("installed") and (gpu or machine == "aarch64"):
+        elsewhere = _runs_in_other_container(job)
+        if elsewhere:
+            job.record_fact("torch_compile_unchecked", f"triton not judged: {elsewhere}")
+        elif not triton.get("installed") and (gpu or machine == "aarch64"):
             arm = machine == "aarch64"
             yield Finding(
                 f"{what} but no triton is installed"
@@ -98,6 +106,18 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
                 location=loc, fix="Use mode: default or reduce-overhead on this node.",
                 data=dict(base, rule="max-autotune-memory", memory_bytes=mem),
                 severity=Severity.WARNING)
+
+
+def _runs_in_other_container(job) -> Optional[str]:
+    """Why this node's triton says nothing about the job's: it trains in a container."""
+    from checks.wandb import container_command
+
+    found = container_command(job.scripts)
+    if found is None or (job.fact("container") or {}).get("runtime"):
+        return None  # no container, or the doctor already runs inside it
+    script, cmd = found
+    return (f"the job trains inside a container ({script.rel}:{cmd.line}); run the doctor "
+            "in it to check its triton")
 
 
 def _gpu_target(job) -> Optional[str]:

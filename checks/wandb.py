@@ -11,8 +11,12 @@ CONTAINER_TOOLS = ("singularity", "apptainer")
 QUIET_MODES = ("offline", "disabled", "dryrun")
 
 
+SRUN_CONTAINER_FLAGS = ("--container-image", "--environment")  # pyxis/enroot; CSCS
+
+
 def container_command(scripts: list) -> Optional[tuple]:
-    """(script, command) of the first `singularity|apptainer exec|run|shell` line."""
+    """(script, command) of the first line that runs in a container: `singularity|apptainer
+    exec|run|shell`, or `srun --container-image=…` (pyxis) / `srun --environment=…` (CSCS)."""
     for s in scripts:
         for cmd in s.commands:
             argv = cmd.argv
@@ -20,6 +24,9 @@ def container_command(scripts: list) -> Optional[tuple]:
                 if w.rsplit("/", 1)[-1] in CONTAINER_TOOLS and \
                         argv[i + 1] in ("exec", "run", "shell", "instance"):
                     return s, cmd
+            if argv and argv[0] == "srun" and any(
+                    a.split("=", 1)[0] in SRUN_CONTAINER_FLAGS for a in argv[1:]):
+                return s, cmd
     return None
 
 
