@@ -54,9 +54,25 @@ def write_file(path: str, text: str) -> None:
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+        p.write_text(text, encoding="utf-8")
+    except FileExistsError:  # mkdir met a file where a directory should be
+        above = next(a for a in p.parents if a.exists())
+        raise InputError(f"cannot write {path}: {above} is not a directory") from None
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_stdout(text: str) -> None:
+    """The report on stdout. A reader that went away (`| head -1`) is not an error;
+    a stdout that cannot be written (a full disk) is one line and exit 2."""
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise InputError(f"cannot write to stdout: {exc.strerror}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -113,24 +129,27 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
               torch_version=torch_version, static=static)
     from doctor import gather as gathering
 
+    progress = _progress()
     if gather or (not static and gathering.wants_gather(job.login_env)):
         plan = gathering.plan_from_env(job.login_env, timeout=gather_timeout)
         report, writes = gathering.run_gathered(
             job, plan, only=_split(only), skip=_split(skip), static=static,
-            no_smoke=no_smoke, fail_on=Severity.parse(fail_on), on_done=_progress())
+            no_smoke=no_smoke, fail_on=Severity.parse(fail_on), on_done=progress)
+        _end_progress(progress)
         if not writes:  # task 0 writes the one merged report of the step
             sys.exit(0 if exit_zero else report.exit_code())
     else:
         report = run(job, only=_split(only), skip=_split(skip), static=static,
                      no_smoke=no_smoke, fail_on=Severity.parse(fail_on),
-                     on_done=_progress())
+                     on_done=progress)
+        _end_progress(progress)
     text = render(fmt, report) if fmt != "table" else _table(report, output is None)
+    if json_file:  # first: the job-log copy must not depend on stdout's reader
+        write_file(expand_output_pattern(json_file), render("json", report))
     if output:
         write_file(expand_output_pattern(output), text)
     else:
-        click.echo(text, nl=False)
-    if json_file:
-        write_file(expand_output_pattern(json_file), render("json", report))
+        write_stdout(text)
     code = report.exit_code()
     sys.exit(0 if exit_zero else code)
 
@@ -147,13 +166,25 @@ def _progress():
     if not sys.stderr.isatty():
         return None
     t0 = time.monotonic()
+    shown = []
 
     def on_done(result) -> None:
         if time.monotonic() - t0 > 1.0:
+            shown.append(result.id)
             click.echo(f"\r\033[K  {result.status.value:5} {result.id} "
                        f"({result.duration_s:.1f}s)", err=True, nl=False)
 
+    def finish() -> None:  # the run is over: clear the line before the report
+        if shown:
+            click.echo("\r\033[K", err=True, nl=False)
+
+    on_done.finish = finish  # type: ignore[attr-defined]
     return on_done
+
+
+def _end_progress(progress) -> None:
+    if progress is not None:
+        progress.finish()
 
 
 @cli.command("list")
@@ -259,8 +290,10 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     job = Job(repo if repo is not None else default_repo(), configs=configs,
               sbatch=(str(script),), settings_file=settings_file, model=model,
               torch_version=torch_version)
+    progress = _progress()
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
-                 fail_on=Severity.parse(fail_on), on_done=_progress())
+                 fail_on=Severity.parse(fail_on), on_done=progress)
+    _end_progress(progress)
     from doctor.report.table_format import render as table
 
     text = table(report, color=sys.stderr.isatty() and not os.environ.get("NO_COLOR"))

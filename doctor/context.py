@@ -26,7 +26,7 @@ DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml
 PRUNE_DIRS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox",
               "site-packages", ".mypy_cache", ".pytest_cache", "build", "dist"}
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm", ".job", ".bash", ""}
-MAX_SCAN_FILES = 20000
+MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
 
 
 class Job:
@@ -97,8 +97,9 @@ class Job:
                    names: Optional[Iterable[str]] = None) -> list:
         """Files of the repo (git's view when it is a repo, else a pruned walk)."""
         key = ("repo_files",)
-        if key not in self._facts:
-            self._facts[key] = self._list_repo_files()
+        with self._lock:  # checks ask concurrently: list once
+            if key not in self._facts:
+                self._facts[key] = self._list_repo_files()
         wanted_names = set(names or ())
         out = []
         for p in self._facts[key]:
@@ -110,9 +111,8 @@ class Job:
     def _list_repo_files(self) -> list:
         res = run_cmd(["git", "-C", str(self.repo), "ls-files", "-z", "--cached", "--others",
                        "--exclude-standard"], timeout=20)
-        if res.returncode == 0:
-            rels = [r for r in res.stdout.split("\0") if r]
-            return [self.repo / r for r in rels[:MAX_SCAN_FILES]]
+        if res.returncode == 0:  # all of them: a job script past the first N is still one
+            return [self.repo / r for r in res.stdout.split("\0") if r]
         out: list = []
         for root, dirs, files in os.walk(self.repo):
             dirs[:] = sorted(d for d in dirs if d not in PRUNE_DIRS and not d.startswith("."))

@@ -1,6 +1,9 @@
 """The one error type that reaches the user as exit code 2."""
 from __future__ import annotations
 
+import os
+import stat
+
 
 class InputError(Exception):
     """Bad input: a missing file, unparsable YAML, an unknown key or check id.
@@ -9,19 +12,34 @@ class InputError(Exception):
     """
 
 
+# Byte-order marks of the UTF-16/32 text that YAML allows (such text holds NUL bytes).
+BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+        (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
 def read_input(path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
     """The bytes of an input file; every way it can be unusable is one InputError line."""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{path}: {size} bytes is too large for a {kind}")
-        raw = path.read_bytes()
+        st = path.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise InputError(f"{path}: not a regular file, not a {kind}")
+        if st.st_size > max_bytes:
+            raise InputError(f"{path}: {st.st_size:,} bytes is too large for a {kind} "
+                             f"(at most {max_bytes // 1024 // 1024} MiB)")
+        with open(path, "rb", opener=_nonblocking) as fh:  # swapped for a FIFO meanwhile
+            raw = fh.read(max_bytes + 1)
     except FileNotFoundError:
         raise InputError(f"{kind} not found: {path}") from None
     except IsADirectoryError:
         raise InputError(f"{path} is a directory, not a {kind}") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in raw[:8192]:
+    if b"\0" in raw[:8192] and not raw.startswith(tuple(bom for bom, _ in BOMS)):
         raise InputError(f"{path}: binary file, not a {kind}")
     return raw
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)

@@ -36,9 +36,11 @@ class EnvValue:
 
 
 class JobEnv(dict):
-    """name → EnvValue for the exported variables; `.notes` says what was skipped."""
+    """name → EnvValue for the exported variables; `.notes` says what was skipped;
+    `.secrets` every value a secret-named variable took, exported or not."""
 
     notes: list
+    secrets: frozenset = frozenset()
 
     def text(self, name: str, default: Optional[str] = None) -> Optional[str]:
         v = self.get(name)
@@ -51,6 +53,7 @@ class JobEnv(dict):
 def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
                   in_job: bool = False) -> JobEnv:
     state: dict = {k: EnvValue(k, v, "login") for k, v in login.items()}
+    secrets = {v for k, v in login.items() if is_secret_name(k)}
     allexport = False
     notes: list = []
     for cmd in (script.commands if script else []):
@@ -69,7 +72,7 @@ def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
                 m = _ASSIGN.match(raw)
                 if m:
                     _assign(state, m.group(1), m.group(2), script, cmd.line, in_job,
-                            exported if exported is not None else allexport)
+                            exported if exported is not None else allexport, secrets)
                 else:
                     name = unquote(raw)
                     if name in state:
@@ -89,17 +92,18 @@ def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
                 name = m.group(1)
                 was = state.get(name)
                 _assign(state, name, m.group(2), script, cmd.line, in_job,
-                        allexport or (was is not None and was.exported))
+                        allexport or (was is not None and was.exported), secrets)
         elif argv0 in ("source", ".", "module", "ml", "conda", "spack") and script:
             notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set variables "
                          "the doctor cannot see")
     env = JobEnv((k, v) for k, v in state.items() if v.exported)
     env.notes = notes
+    env.secrets = frozenset(secrets)
     return env
 
 
 def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], line: int,
-            in_job: bool, exported: bool) -> None:
+            in_job: bool, exported: bool, secrets: set) -> None:
     referenced: list = []
 
     def lookup(var: str) -> Optional[str]:
@@ -119,6 +123,8 @@ def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], li
             unresolved += [u for u in state[var].unresolved if u not in unresolved]
     state[name] = EnvValue(name, res.text, "sbatch", script.rel if script else None, line,
                            frozenset(parts), tuple(unresolved), exported)
+    if is_secret_name(name):  # a shell variable too: `export URL=https://u:$TOKEN@host`
+        secrets.add(res.text)
 
 
 def _replace(v: EnvValue, **kw: object) -> EnvValue:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -56,14 +57,14 @@ class Settings:
 
 def load_settings(repo: Path, explicit: Optional[Path] = None) -> Settings:
     if explicit is not None:
-        if not explicit.is_file():
+        if not explicit.exists():
             raise InputError(f"settings file not found: {explicit}")
         return _from_file(explicit)
     if (repo / "doctor.yaml").is_file():
         return _from_file(repo / "doctor.yaml")
     pyproject = repo / "pyproject.toml"
     if pyproject.is_file():
-        data = _read_toml(pyproject).get("tool", {}).get("doctor")
+        data = _tool_doctor(pyproject, None)
         if data is not None:
             return parse_settings(data, f"{pyproject}[tool.doctor]")
     return Settings()
@@ -71,7 +72,7 @@ def load_settings(repo: Path, explicit: Optional[Path] = None) -> Settings:
 
 def _from_file(path: Path) -> Settings:
     if path.suffix == ".toml":
-        data = _read_toml(path).get("tool", {}).get("doctor", {})
+        data = _tool_doctor(path, {})
         return parse_settings(data, f"{path}[tool.doctor]")
     from doctor.configs import load_yaml_text
 
@@ -79,14 +80,23 @@ def _from_file(path: Path) -> Settings:
     return parse_settings(data if data is not None else {}, str(path))
 
 
+def _tool_doctor(path: Path, default: Any) -> Any:
+    tool = _read_toml(path).get("tool", {})
+    if not isinstance(tool, dict):
+        raise InputError(f"{path}: [tool] must be a table, not {type(tool).__name__}")
+    return tool.get("doctor", default)
+
+
 def _read_toml(path: Path) -> dict:
     try:
         import tomllib
     except ImportError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef]
+    from doctor.errors import read_input
+
+    raw = read_input(path, "settings file")
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
+        return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not valid TOML: {exc}") from None
 
@@ -127,7 +137,8 @@ def _validate(data: dict, schema: dict, where: str, prefix: str) -> None:
             if not isinstance(value, dict):
                 raise InputError(f"{where}: {name} must be a mapping")
             _validate(value, expected, where, prefix=f"{name}.")
-        elif value is not None and not isinstance(value, expected):
+        elif value is not None and (not isinstance(value, expected) or (
+                isinstance(value, bool) and expected is not bool)):  # True is an int
             want = expected.__name__ if isinstance(expected, type) else "number"
             raise InputError(f"{where}: {name} must be a {want}, not {type(value).__name__}")
 
@@ -146,7 +157,9 @@ def _waiver(w: Any, i: int, where: str) -> Waiver:
     if isinstance(expires, dt.datetime):
         expires = expires.date()
     if not isinstance(expires, dt.date):
-        try:
+        try:  # the text form only: 3.11's fromisoformat also takes 20270131
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(expires)):
+                raise ValueError
             expires = dt.date.fromisoformat(str(expires))
         except ValueError:
             raise InputError(f"{where}: waivers[{i}].expires: {expires!r} is not a "

@@ -44,8 +44,11 @@ def split_commands(text: str, first_line: int = 1) -> list:
     """[(line, [raw words])] for each simple command, in order.
 
     Backslash-newline joins lines; `;`, `&&`, `||`, `|`, `&` and newlines
-    separate commands; `#` at the start of a word starts a comment.
+    separate commands; `#` at the start of a word starts a comment; the body of
+    a here-document (`<<EOF` ... `EOF`) is data, not commands. CRLF reads as LF.
     """
+    text = text.replace("\r\n", "\n")
+    heredocs: list = []  # (delimiter, strip leading tabs) still to skip at the next newline
     out: list = []
     words: list = []
     word = ""
@@ -79,7 +82,28 @@ def split_commands(text: str, first_line: int = 1) -> list:
             end_command()
             line += 1
             i += 1
+            for delim, strip_tabs in heredocs:
+                while i < n:
+                    j = text.find("\n", i)
+                    j = n if j < 0 else j
+                    body_line = text[i:j]
+                    line += 1
+                    i = j + 1
+                    if (body_line.lstrip("\t") if strip_tabs else body_line) == delim:
+                        break
+            heredocs = []
             continue
+        if text.startswith("<<", i) and not text.startswith("<<<", i):
+            k = i + 2
+            strip_tabs = text.startswith("-", k)
+            k += strip_tabs
+            while k < n and text[k] in " \t":
+                k += 1
+            e = k
+            while e < n and text[e] not in " \t\n;|&()<>":
+                e = _scan_unit(text, e)
+            if e > k:
+                heredocs.append((unquote(text[k:e]), strip_tabs))
         if c in " \t":
             end_word()
             i += 1

@@ -13,20 +13,35 @@ def secret_values(job: Any) -> tuple:
     """Every value of a secret-named variable in the login env or any script's exports."""
     values = {v for k, v in job.login_env.items() if is_secret_name(k)}
     for script in [None, *job.scripts]:
-        values |= {v.value for k, v in job.job_env(script).items() if is_secret_name(k)}
+        values |= job.job_env(script).secrets
     return tuple(sorted((v for v in values if len(v) >= MIN_SECRET_LEN), key=len, reverse=True))
 
 
 def redact(obj: Any, secrets: tuple) -> Any:
-    """A copy of obj with every secret value masked, and secret-named keys' values masked."""
+    """A copy of obj with every secret value masked, and secret-named keys' values masked;
+    text made encodable (a file name's undecodable bytes become U+FFFD)."""
     if isinstance(obj, dict):
-        return {k: (MASK if isinstance(k, str) and is_secret_name(k) and isinstance(v, str)
-                    else redact(v, secrets)) for k, v in obj.items()}
+        return {_encodable(k): (MASK if isinstance(k, str) and is_secret_name(k)
+                                and isinstance(v, str) else redact(v, secrets))
+                for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [redact(v, secrets) for v in obj]
     if isinstance(obj, str):
+        obj = _encodable(obj)
         for s in secrets:
             if s in obj:
                 obj = obj.replace(s, MASK)
         return obj
     return obj
+
+
+def _encodable(text: Any) -> Any:
+    if isinstance(text, str) and not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            except UnicodeEncodeError:
+                return text.encode("utf-8", "replace").decode("utf-8")
+    return text
