@@ -7,7 +7,6 @@ import json
 import os
 import re
 import sys
-from functools import lru_cache
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -26,20 +25,19 @@ def python_sources(job) -> list:
     return [p for p in job.repo_files({".py"}) if p.stat().st_size <= MAX_SOURCE_BYTES]
 
 
-@lru_cache(maxsize=4096)
-def _parse(path: str, mtime: float) -> Optional[ast.AST]:
+def _parse(path: Path) -> Optional[ast.AST]:
     try:
-        return ast.parse(Path(path).read_bytes(), filename=path)
-    except (SyntaxError, ValueError, OSError):
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (SyntaxError, ValueError, OSError, RecursionError):
         return None
 
 
-def parse_py(path: Path) -> Optional[ast.AST]:
-    """The module's AST, or None when it does not parse (never imports it)."""
-    try:
-        return _parse(str(path), path.stat().st_mtime)
-    except OSError:
-        return None
+def python_trees(job) -> list:
+    """[(path, AST)] of the repo's Python sources that parse (never imports them).
+    Parsed once per run, whichever check asks first: several checks read the code."""
+    def parse_all() -> list:
+        return [(p, t) for p in python_sources(job) if (t := _parse(p)) is not None]
+    return job.memo("python_trees", parse_all)
 
 
 def scripts_or_none(job) -> list:
@@ -159,10 +157,7 @@ def repo_packages(job) -> dict:
 def imported_modules(job, tops: set) -> dict:
     """Dotted module name → (file, line) of its first absolute import in the repo."""
     found: dict = {}
-    for path in python_sources(job):
-        tree = parse_py(path)
-        if tree is None:
-            continue
+    for path, tree in python_trees(job):
         for node in ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):

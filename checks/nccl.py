@@ -6,7 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
-from checks.imports import followed_env, parse_py, python_sources, scripts_or_none
+from checks.imports import followed_env, python_trees, scripts_or_none
 
 # PR #114077 (torch 2.2): old names still read, with a deprecation warning.
 RENAMED = {
@@ -113,10 +113,7 @@ def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
 def _scan_code(job) -> dict:
     """Env names set/read in code, PG-timeout patches, DataLoader and PG timeouts."""
     out: dict = {"sets": [], "reads": set(), "patches": [], "dl": [], "pg": []}
-    for path in python_sources(job):
-        tree = parse_py(path)
-        if tree is None:
-            continue
+    for path, tree in python_trees(job):
         rel = job.rel(path)
         env = _ModuleEnv(tree, job)
         for node in ast.walk(tree):

@@ -5,7 +5,7 @@ import ast
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from checks.imports import followed_env, parse_py, python_sources, scripts_or_none
+from checks.imports import followed_env, python_trees, scripts_or_none
 
 CONTAINER_TOOLS = ("singularity", "apptainer")
 QUIET_MODES = ("offline", "disabled", "dryrun")
@@ -34,10 +34,7 @@ def wandb_usage(job) -> tuple:
     """((file, line) of the first wandb import or None, whether every init is quiet)."""
     first = None
     quiet_inits, inits = 0, 0
-    for path in python_sources(job):
-        tree = parse_py(path)
-        if tree is None:
-            continue
+    for path, tree in python_trees(job):
         for node in ast.walk(tree):
             mods = []
             if isinstance(node, ast.Import):

@@ -53,7 +53,7 @@ class Job:
         self._facts: dict = {}
         self._locks: dict = {}
         self._lock = threading.Lock()
-        self._envs: dict = {}
+        self._memo: dict = {}
         self._cleanups: list = []
         self.configs: list = [self._load_config(p) for p in self._config_paths(configs)]
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
@@ -96,17 +96,10 @@ class Job:
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None) -> list:
         """Files of the repo (git's view when it is a repo, else a pruned walk)."""
-        key = ("repo_files",)
-        with self._lock:  # checks ask concurrently: list once
-            if key not in self._facts:
-                self._facts[key] = self._list_repo_files()
         wanted_names = set(names or ())
-        out = []
-        for p in self._facts[key]:
-            if (suffixes is None or p.suffix in suffixes or p.name in wanted_names) \
-                    and p.is_file():
-                out.append(p)
-        return out
+        return [p for p in self.memo("repo_files", self._list_repo_files)
+                if (suffixes is None or p.suffix in suffixes or p.name in wanted_names)
+                and p.is_file()]
 
     def _list_repo_files(self) -> list:
         res = run_cmd(["git", "-C", str(self.repo), "ls-files", "-z", "--cached", "--others",
@@ -122,20 +115,29 @@ class Job:
         return out
 
     # ---- facts ---------------------------------------------------------
+    def _once(self, store: dict, key: Any, compute: Callable[[], Any]) -> Any:
+        """store[key], computed by exactly one thread however many ask at once."""
+        with self._lock:
+            if key in store:
+                return store[key]
+            lock = self._locks.setdefault((id(store), key), threading.Lock())
+        with lock:
+            if key not in store:
+                store[key] = compute()
+            return store[key]
+
     def fact(self, name: str) -> Any:
         """A fact from its probe, computed once (thread-safe) or from the overrides."""
         if name in self._overrides:
             return self._overrides[name]
-        with self._lock:
-            if name in self._facts:
-                return self._facts[name]
-            lock = self._locks.setdefault(name, threading.Lock())
-        with lock:
-            if name not in self._facts:
-                if name not in PROBES:
-                    raise KeyError(f"no probe for fact {name!r}")
-                self._facts[name] = PROBES[name](self)
-            return self._facts[name]
+        if name not in PROBES:
+            raise KeyError(f"no probe for fact {name!r}")
+        return self._once(self._facts, name, lambda: PROBES[name](self))
+
+    def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """Derived data several checks share (the file list, parsed sources), computed
+        once per run; unlike facts, it is not part of the report."""
+        return self._once(self._memo, key, compute)
 
     def record_fact(self, name: str, value: Any) -> None:
         """A check's own observation for the report's `facts` (e.g. smoke timings)."""
@@ -147,17 +149,15 @@ class Job:
 
     def facts_gathered(self) -> dict:
         """The facts this run used, for the report."""
-        out = {k: v for k, v in self._facts.items() if isinstance(k, str)}
+        out = dict(self._facts)
         out.update({k: v for k, v in self._overrides.items() if k in out or k in PROBES})
         return out
 
     # ---- the job -------------------------------------------------------
     def job_env(self, script: Optional[SbatchScript] = None) -> JobEnv:
         """Login environment + this script's exports (None: the login environment)."""
-        key = script.rel if script else None
-        if key not in self._envs:
-            self._envs[key] = effective_env(self.login_env, script, in_job=self.in_job)
-        return self._envs[key]
+        return self.memo(("job_env", script.rel if script else None),
+                         lambda: effective_env(self.login_env, script, in_job=self.in_job))
 
     @property
     def torch_version(self) -> Optional[str]:
