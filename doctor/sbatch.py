@@ -70,7 +70,8 @@ class SbatchScript:
         return self.number("cpus-per-task")
 
     def gpus_per_node(self) -> Optional[tuple]:
-        """(count, directive) from --gpus-per-node, --gres=gpu[:type]:N, or --gpus / nodes."""
+        """(count, directive) from --gpus-per-node, --gres=gpu[:type]:N, --gpus / nodes,
+        or --gpus-per-task × tasks per node (--ntasks-per-node, else --ntasks / nodes)."""
         d = self.get("gpus-per-node")
         if d:
             return _last_int(d.value), d
@@ -83,6 +84,10 @@ class SbatchScript:
         d = self.get("gpus")
         if d:
             return -(-_last_int(d.value) // (self.nodes or 1)), d
+        d = self.get("gpus-per-task")
+        if d:
+            tasks = self.ntasks_per_node or -(-(self.number("ntasks") or 1) // (self.nodes or 1))
+            return _last_int(d.value) * tasks, d
         return None
 
     def lines_matching(self, pattern: str) -> list:
