@@ -1,0 +1,68 @@
+"""Job scripts with Windows (CRLF) line breaks."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, Optional
+
+from checks.imports import inner_scripts
+from doctor import Finding, Location, Skip, check
+
+
+def first_crlf_line(path: Path) -> Optional[int]:
+    """The 1-based line of the first CRLF line break, or None."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    at = raw.find(b"\r\n")
+    return None if at < 0 else raw.count(b"\n", 0, at) + 1
+
+
+@check("script-dos-line-breaks", title="A job script has Windows (CRLF) line breaks",
+       severity="error", tags=("slurm", "scripts"), needs=("sbatch", "repo"))
+def script_dos_line_breaks(job) -> Iterator[Finding]:
+    """A job script, or a shell script the job runs, has CRLF line breaks.
+
+    Reads the job scripts and the repo's shell scripts that they run
+    (`bash x.sh`, `source x.sh`, also inside a container command).
+
+    ## Why it matters
+    sbatch refuses a job script with CRLF line breaks ("Batch script
+    contains DOS line breaks (\\r\\n) instead of expected UNIX line breaks")
+    — after the queue-less part of the day, from a Windows checkout or an
+    editor's setting. Worse, a shell script the job runs is executed with
+    every line ending in a carriage return: `export X=1` sets X to "1\\r",
+    paths get a stray "\\r" and "No such file or directory" appears in the
+    middle of the job (measured on Slurm 22.05 and bash 5.2).
+
+    ## How to fix
+    Convert the file to UNIX line breaks (`sed -i 's/\\r$//' FILE` or
+    `dos2unix FILE`), and keep git from converting it back on Windows
+    checkouts with `*.sh text eol=lf` (and `*.sbatch`, `*.slurm`) in
+    .gitattributes.
+    """
+    if not job.scripts:
+        raise Skip("no job script (#SBATCH lines) in the repo or given with --sbatch")
+    seen: set = set()
+    for script in job.scripts:
+        for path, ran_by in [(script.path, None)] + [(p, script) for p in
+                                                     inner_scripts(job, script)]:
+            if path in seen:
+                continue
+            seen.add(path)
+            line = first_crlf_line(Path(path))
+            if line is None:
+                continue
+            rel = job.rel(path)
+            what = ("sbatch refuses it: \"Batch script contains DOS line breaks\"" if ran_by is
+                    None else f"run by {ran_by.rel}: bash keeps the \\r, so every value and "
+                    "path it sets ends in a carriage return")
+            yield Finding(
+                f"{rel} has Windows (CRLF) line breaks from line {line} on; {what}",
+                location=Location(rel, line),
+                fix="Convert it to UNIX line breaks, and pin them in .gitattributes so a "
+                    "Windows checkout does not bring the CRLFs back.",
+                commands=(f"sed -i 's/\\r$//' {rel}",
+                          "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
+                          "*.slurm text eol=lf\\n' >> .gitattributes"),
+                data={"path": rel, "line": line, "run_by": ran_by.rel if ran_by else None})
