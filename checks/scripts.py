@@ -18,22 +18,27 @@ def first_crlf_line(path: Path) -> Optional[int]:
     return None if at < 0 else raw.count(b"\n", 0, at) + 1
 
 
-@check("script-dos-line-breaks", title="A job script has Windows (CRLF) line breaks",
+SHELL_SUFFIXES = {".sh", ".bash", ".sbatch", ".slurm"}
+
+
+@check("script-dos-line-breaks", title="A job or shell script has Windows (CRLF) line breaks",
        severity="error", tags=("slurm", "scripts"), needs=("sbatch", "repo"))
 def script_dos_line_breaks(job) -> Iterator[Finding]:
-    """A job script, or a shell script the job runs, has CRLF line breaks.
+    """A job script, or a shell script of the repo, has CRLF line breaks.
 
-    Reads the job scripts and the repo's shell scripts that they run
-    (`bash x.sh`, `source x.sh`, also inside a container command).
+    Reads the job scripts, the shell scripts they run (`bash x.sh`,
+    `source x.sh`, also inside a container command) and the repo's other
+    shell scripts (`*.sh`, `*.bash`, `*.sbatch`, `*.slurm`: deploy scripts).
 
     ## Why it matters
     sbatch refuses a job script with CRLF line breaks ("Batch script
     contains DOS line breaks (\\r\\n) instead of expected UNIX line breaks")
-    — after the queue-less part of the day, from a Windows checkout or an
-    editor's setting. Worse, a shell script the job runs is executed with
-    every line ending in a carriage return: `export X=1` sets X to "1\\r",
-    paths get a stray "\\r" and "No such file or directory" appears in the
-    middle of the job (measured on Slurm 22.05 and bash 5.2).
+    — they come from a Windows checkout or an editor's setting. Worse, a
+    shell script the job runs is executed with every line ending in a
+    carriage return: `export X=1` sets X to "1\\r", paths get a stray "\\r"
+    and "No such file or directory" appears in the middle of the job
+    (measured on Slurm 22.05 and bash 5.2). Other scripts fail with
+    `$'\\r': command not found`.
 
     ## How to fix
     Convert the file to UNIX line breaks (`sed -i 's/\\r$//' FILE` or
@@ -41,28 +46,34 @@ def script_dos_line_breaks(job) -> Iterator[Finding]:
     checkouts with `*.sh text eol=lf` (and `*.sbatch`, `*.slurm`) in
     .gitattributes.
     """
-    if not job.scripts:
-        raise Skip("no job script (#SBATCH lines) in the repo or given with --sbatch")
-    seen: set = set()
+    ran_by: dict = {}
     for script in job.scripts:
-        for path, ran_by in [(script.path, None)] + [(p, script) for p in
-                                                     inner_scripts(job, script)]:
-            if path in seen:
-                continue
-            seen.add(path)
-            line = first_crlf_line(Path(path))
-            if line is None:
-                continue
-            rel = job.rel(path)
-            what = ("sbatch refuses it: \"Batch script contains DOS line breaks\"" if ran_by is
-                    None else f"run by {ran_by.rel}: bash keeps the \\r, so every value and "
-                    "path it sets ends in a carriage return")
-            yield Finding(
-                f"{rel} has Windows (CRLF) line breaks from line {line} on; {what}",
-                location=Location(rel, line),
-                fix="Convert it to UNIX line breaks, and pin them in .gitattributes so a "
-                    "Windows checkout does not bring the CRLFs back.",
-                commands=(f"sed -i 's/\\r$//' {rel}",
-                          "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
-                          "*.slurm text eol=lf\\n' >> .gitattributes"),
-                data={"path": rel, "line": line, "run_by": ran_by.rel if ran_by else None})
+        ran_by.setdefault(script.path, None)
+        for inner in inner_scripts(job, script):
+            ran_by.setdefault(inner, script.rel)
+    for path in job.repo_files(SHELL_SUFFIXES):
+        ran_by.setdefault(path, None)
+    if not ran_by:
+        raise Skip("no job script or shell script in the repo")
+    jobs = {s.path for s in job.scripts}
+    for path, runner in ran_by.items():
+        line = first_crlf_line(Path(path))
+        if line is None:
+            continue
+        rel = job.rel(path)
+        if path in jobs:
+            what = "sbatch refuses it: \"Batch script contains DOS line breaks\""
+        elif runner:
+            what = (f"run by {runner}: bash keeps the \\r, so every value and path it sets "
+                    "ends in a carriage return")
+        else:
+            what = "bash fails on it ($'\\r': command not found) or keeps a \\r in every value"
+        yield Finding(
+            f"{rel} has Windows (CRLF) line breaks from line {line} on; {what}",
+            location=Location(rel, line),
+            fix="Convert it to UNIX line breaks, and pin them in .gitattributes so a "
+                "Windows checkout does not bring the CRLFs back.",
+            commands=(f"sed -i 's/\\r$//' {rel}",
+                      "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
+                      "*.slurm text eol=lf\\n' >> .gitattributes"),
+            data={"path": rel, "line": line, "run_by": runner})
