@@ -132,11 +132,11 @@ def repo_packages(job) -> dict:
     """Top-level package name → its directory, from src/, the root, or package-dir."""
     roots = [job.repo, job.repo / "src"]
     try:
-        import tomllib  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - python < 3.11
-        tomllib = None
+        import tomllib
+    except ImportError:  # Python < 3.11: tomli is a dependency there
+        import tomli as tomllib  # type: ignore[no-redef]
     pyproject = job.repo / "pyproject.toml"
-    if tomllib and pyproject.is_file():
+    if pyproject.is_file():
         try:
             data = tomllib.loads(pyproject.read_text())
             pkg_dir = data.get("tool", {}).get("setuptools", {}).get("package-dir", {})
@@ -144,7 +144,7 @@ def repo_packages(job) -> dict:
                 roots.append(job.repo / pkg_dir[""])
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
             pass
-    out = {}
+    out: dict = {}
     for root in roots:
         if root.is_dir():
             for d in sorted(root.iterdir()):
@@ -166,7 +166,7 @@ def imported_modules(job, tops: set) -> dict:
                 names = [node.module]
             for name in names:
                 if name.split(".")[0] in tops and name not in found:
-                    found[name] = (job.rel(path), node.lineno)
+                    found[name] = (job.rel(path), getattr(node, "lineno", 1))
     return found
 
 

@@ -213,7 +213,7 @@ class _ModuleEnv:
                 self.assigned[name] = None if name in self.assigned else node.value
         self.env = job.job_env(job.scripts[0] if job.scripts else None).plain()
 
-    def seconds(self, node: ast.AST, depth: int = 0) -> Optional[float]:
+    def seconds(self, node: Optional[ast.AST], depth: int = 0) -> Optional[float]:
         if depth > 5 or node is None:
             return None
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) \
@@ -240,7 +240,7 @@ class _ModuleEnv:
                 return self.timedelta(node, depth + 1)
         return None
 
-    def timedelta(self, node: ast.AST, depth: int = 0) -> Optional[float]:
+    def timedelta(self, node: Optional[ast.AST], depth: int = 0) -> Optional[float]:
         if isinstance(node, ast.Name):
             return self.timedelta(self.assigned.get(node.id), depth + 1)
         if not isinstance(node, ast.Call) or _call_name(node) != "timedelta" or depth > 5:

@@ -43,7 +43,7 @@ def wandb_usage(job) -> tuple:
                 mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             if first is None and any(m.split(".")[0] == "wandb" or m.endswith("WandbLogger")
                                      for m in mods):
-                first = (job.rel(path), node.lineno)
+                first = (job.rel(path), getattr(node, "lineno", 1))
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "init" and isinstance(node.func.value, ast.Name) \
                     and node.func.value.id == "wandb":

@@ -6,7 +6,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional
 
 import click
 
@@ -31,7 +31,7 @@ def default_repo() -> Path:
     return Path.cwd()
 
 
-def expand_output_pattern(path: str, env: Optional[dict] = None) -> str:
+def expand_output_pattern(path: str, env: Optional[Mapping[str, str]] = None) -> str:
     """`%j` → job id, `%N` → node name, `%%` → %, as in Slurm's output patterns."""
     env = os.environ if env is None else env
     import socket

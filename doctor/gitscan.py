@@ -34,8 +34,9 @@ def is_elf_core(head: bytes) -> bool:
     """ELF magic, then e_type (uint16 at offset 16, EI_DATA byte order) == ET_CORE."""
     if len(head) < 18 or head[:4] != b"\x7fELF" or head[4] not in (1, 2):
         return False
-    order = {1: "little", 2: "big"}.get(head[5])
-    return order is not None and int.from_bytes(head[16:18], order) == ET_CORE
+    if head[5] not in (1, 2):  # EI_DATA: 1 little-endian, 2 big-endian
+        return False
+    return int.from_bytes(head[16:18], "little" if head[5] == 1 else "big") == ET_CORE
 
 
 def is_core_dump(path: str) -> bool:

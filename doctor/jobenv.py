@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional
 
 from doctor.sbatch import SbatchScript
 from doctor.shell import expand, unquote
@@ -89,6 +89,7 @@ def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
         elif all(_ASSIGN.match(w) for w in words):
             for raw in words:
                 m = _ASSIGN.match(raw)
+                assert m is not None  # all() above matched every word
                 name = m.group(1)
                 was = state.get(name)
                 _assign(state, name, m.group(2), script, cmd.line, in_job,
@@ -127,7 +128,7 @@ def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], li
         secrets.add(res.text)
 
 
-def _replace(v: EnvValue, **kw: object) -> EnvValue:
+def _replace(v: EnvValue, **kw: Any) -> EnvValue:
     from dataclasses import replace
 
     return replace(v, **kw)

@@ -265,7 +265,7 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, in_job: bool)
         elif use_word:
             _expand_into(word, lookup, res, quoted=True, in_job=in_job)
         else:
-            res.text += value
+            res.text += value or ""
     elif op.endswith("+"):
         if not use_word:
             _expand_into(word, lookup, res, quoted=True, in_job=in_job)
@@ -274,7 +274,7 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, in_job: bool)
             res.text += written
             res.unresolved.append(written)
         else:
-            res.text += value
+            res.text += value or ""
 
 
 def _command_subst(cmd: str, written: str, lookup: Lookup, res: Expanded, in_job: bool) -> None:

@@ -214,11 +214,12 @@ def filesystem_of(job, path: str) -> dict:
     path = os.path.normpath(path)
     site = getattr(job, "site", {}) or {}
     best: Optional[tuple] = None
-    for key, shared in (("shared_paths", True), ("local_paths", False)):
+    shared: Optional[bool]
+    for key, is_shared in (("shared_paths", True), ("local_paths", False)):
         for prefix in site.get(key) or ():
             prefix = os.path.normpath(str(prefix))
             if _under(path, prefix) and (best is None or len(prefix) > len(best[0])):
-                best = (prefix, shared)
+                best = (prefix, is_shared)
     if best is not None:
         return {"path": path, "fstype": None, "shared": best[1], "mount": best[0],
                 "source": "site"}

@@ -41,7 +41,7 @@ def stale_segments(path: str = SHM_PATH, now: Optional[float] = None) -> list:
     is also kept when it was modified in the last minute.
     """
     now = time.time() if now is None else now
-    out = []
+    out: list = []
     try:
         entries = os.scandir(path)
     except OSError:

@@ -76,7 +76,10 @@ def _message(f: dict) -> str:
 
 def render(report) -> str:
     doc = report.doc()
-    rules, index, results, notifications = [], {}, [], []
+    rules: list = []
+    index: dict = {}
+    results: list = []
+    notifications: list = []
     for r in doc["results"]:
         index[r["id"]] = len(rules)
         rules.append(_rule(r))

@@ -62,5 +62,4 @@ def render(report, color: bool = False) -> str:
 
 
 def _dedupe(lines: list) -> list:
-    seen: set = set()
-    return [x for x in lines if not (x in seen or seen.add(x))]
+    return list(dict.fromkeys(lines))

@@ -354,7 +354,7 @@ def smoke_facts(run: SmokeRun) -> dict:
         phases = o.phases()
         steps = [e for e in o.events if e.get("event") == "step"]
         start = o.event("start") or {}
-        imp = next((e for e in o.events if e.get("phase") == "import"
+        imp: dict = next((e for e in o.events if e.get("phase") == "import"
                     and e.get("event") == "phase"), {})
         torch_version = torch_version or imp.get("torch")
         ranks.append({

@@ -125,6 +125,7 @@ class Launcher:
 
     # ---- start ---------------------------------------------------------
     def env_for(self, rank: int, deadline: float) -> dict:
+        assert self.dir is not None, "start() makes the run directory first"
         repo = self.plan.repo
         env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
         paths = [str(repo / "src")] if (repo / "src").is_dir() else []

@@ -5,7 +5,9 @@ Imported by both sides, so it must stay free of torch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Union
+
+PathLike = Union[str, Path]
 
 ENV_DIR = "DOCTOR_SMOKE_DIR"            # the per-run temp dir for the rank files
 ENV_MODEL = "DOCTOR_SMOKE_MODEL"        # MOD:FACTORY, empty for the built-in model
@@ -19,27 +21,27 @@ ENV_STEPS = "DOCTOR_SMOKE_STEPS"
 STEPS = 2  # the second step is the one that catches unused parameters
 
 
-def events_file(run_dir: Path, rank: int) -> Path:
+def events_file(run_dir: PathLike, rank: int) -> Path:
     """JSON lines the rank appends as it goes: phases, timings, exception, checksums."""
     return Path(run_dir) / f"rank{rank}.events"
 
 
-def fault_file(run_dir: Path, rank: int) -> Path:
+def fault_file(run_dir: PathLike, rank: int) -> Path:
     """faulthandler's dump on a fatal signal (SIGSEGV, SIGABRT, ...)."""
     return Path(run_dir) / f"rank{rank}.fault"
 
 
-def later_file(run_dir: Path, rank: int) -> Path:
+def later_file(run_dir: PathLike, rank: int) -> Path:
     """faulthandler.dump_traceback_later's dump shortly before the deadline."""
     return Path(run_dir) / f"rank{rank}.later"
 
 
-def usr1_file(run_dir: Path, rank: int) -> Path:
+def usr1_file(run_dir: PathLike, rank: int) -> Path:
     """The dump the launcher asks for with SIGUSR1 before it stops a surviving rank."""
     return Path(run_dir) / f"rank{rank}.usr1"
 
 
-def output_file(run_dir: Path, rank: int) -> Path:
+def output_file(run_dir: PathLike, rank: int) -> Path:
     """The rank's stdout and stderr."""
     return Path(run_dir) / f"rank{rank}.out"
 
