@@ -130,7 +130,7 @@ class Job:
         """A fact from its probe, computed once (thread-safe) or from the overrides."""
         if name in self._overrides:
             return self._overrides[name]
-        if name not in PROBES:
+        if name not in PROBES and name not in self._facts:  # recorded facts have no probe
             raise KeyError(f"no probe for fact {name!r}")
         return self._once(self._facts, name, lambda: PROBES[name](self))
 

@@ -268,3 +268,17 @@ def test_static_run_never_imports_torch(tmp_path):
     assert proc.stderr.strip().splitlines()[-1] == "CLEAN", proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["results"], "the static run checked nothing"
+
+
+def test_recorded_facts_are_facts_and_probes_run_once(tmp_path):
+    from doctor.context import Job
+
+    job = Job(tmp_path, env={})
+    with pytest.raises(KeyError):
+        job.fact("no-such-fact")
+    job.record_fact("gathered_nodes", [{"slurm_node": "n1"}])
+    assert job.fact("gathered_nodes") == [{"slurm_node": "n1"}]
+    calls = []
+    assert job.memo("k", lambda: calls.append(1) or 42) == 42
+    assert job.memo("k", lambda: calls.append(1) or 43) == 42 and calls == [1]
+    assert "gathered_nodes" in job.facts_gathered() and "k" not in job.facts_gathered()
