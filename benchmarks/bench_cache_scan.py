@@ -73,13 +73,29 @@ def child(code: str, *args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def drop_page_cache() -> bool:
+    try:
+        subprocess.run(["sync"], check=False)
+        with open("/proc/sys/vm/drop_caches", "w") as fh:
+            fh.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--mib", type=float, default=16)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--dir", help="where to write the files (default: a temporary directory)")
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the page cache before every timed run (root only), as for a "
+                    "cache on Lustre/NFS that this node has not read yet; the default measures "
+                    "warm pages, as for a cache in /dev/shm")
     a = ap.parse_args()
+    if a.cold and not drop_page_cache():
+        raise SystemExit("--cold needs root: cannot write /proc/sys/vm/drop_caches")
     base = Path(tempfile.mkdtemp(prefix="bench-cache-", dir=a.dir))
     try:
         big, small = base / "big", base / "small"
@@ -94,8 +110,13 @@ def main() -> None:
         total = sum(p.stat().st_size for p in big.iterdir())
         print(f"{a.files} files, {total / 2**30:.2f} GiB in all")
         doctor_s, torch_s, doctor_rss, torch_rss = [], [], [], []
+        print("page cache:", "dropped before every run (cold)" if a.cold else "warm")
         for r in range(a.rounds):
+            if a.cold:
+                drop_page_cache()
             d = child(DOCTOR, str(big), str(a.files))
+            if a.cold:
+                drop_page_cache()
             t = child(TORCH, str(big))
             assert not d["torch_imported"], "the doctor's scan imported torch"
             doctor_s.append(d["s"])

@@ -144,6 +144,10 @@ def _work(inq: "queue.Queue", outq: "queue.Queue", stop: threading.Event,
         outq.put(out)
 
 
+GROW_S = 0.05
+SLOW_FILES_PER_S = 1000
+
+
 def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
          max_pickle_bytes: int = 64 * 1024 * 1024,
          progress: Optional[Callable[[int, int, bool], None]] = None) -> ScanResult:
@@ -161,25 +165,41 @@ def scan(roots: Iterable[str], *, deadline_s: float = 60.0, workers: int = 4,
     walker = threading.Thread(target=_walk, args=(list(roots), work, res, stop, lock, done),
                               name="cachescan-walk", daemon=True)
     walker.start()
-    pool = [threading.Thread(target=_work, args=(work, done, stop, max_pickle_bytes),
-                             name=f"cachescan-{i}", daemon=True)
-            for i in range(max(1, workers))]
-    for t in pool:
+    # One worker to start with: on local or in-memory files (/dev/shm) the work is
+    # CPU-bound, and more Python threads only contend for the GIL (measured: 200 files,
+    # 1 worker 7 ms, 4 workers 17 ms). A worker is added every GROW_S while the walk has
+    # files waiting and fewer than SLOW_FILES_PER_S are done: then the time goes into
+    # I/O latency (Lustre, NFS), where threads do overlap.
+    pool: list = []
+
+    def grow() -> None:
+        t = threading.Thread(target=_work, args=(work, done, stop, max_pickle_bytes),
+                             name=f"cachescan-{len(pool)}", daemon=True)
+        pool.append(t)
         t.start()
+
+    grow()
     next_tick = t0 + 0.5
+    next_grow, scanned_at_grow = t0 + GROW_S, 0
     walk_done = False
     try:
         while True:
             now = time.monotonic()
             with lock:
                 finished = walk_done and res.files_scanned >= res.files_seen
+                scanned = res.files_scanned
             if finished:
                 break
             if now >= end:
                 res.complete = False
                 break
+            if now >= next_grow:
+                slow = (scanned - scanned_at_grow) < SLOW_FILES_PER_S * GROW_S
+                if slow and len(pool) < max(1, workers) and not work.empty():
+                    grow()
+                next_grow, scanned_at_grow = now + GROW_S, scanned
             try:
-                batch = done.get(timeout=min(0.1, end - now))
+                batch = done.get(timeout=max(0.0, min(GROW_S, end - now)))
             except queue.Empty:
                 batch = []
             if batch is _DONE:

@@ -137,6 +137,25 @@ def test_slow_filesystem_gives_a_partial_result_not_a_hang(tmp_path, monkeypatch
     assert 0 < f["data"]["files_scanned"] < 200
 
 
+def test_the_pool_grows_only_when_files_are_slow(tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for i in range(60):
+        (cache / f"{i:04d}.bin").write_bytes(b"x")
+    real = cachescan.inspect_file
+    threads: set = set()
+
+    def slow_fs(path, **kw):  # 20 ms of network latency per file
+        threads.add(threading.current_thread().name)
+        time.sleep(0.02)
+        return real(path, **kw)
+
+    monkeypatch.setattr(cachescan, "inspect_file", slow_fs)
+    res = cachescan.scan([str(cache)], deadline_s=30, workers=4)
+    assert res.complete and res.files_scanned == 60
+    assert len(threads) >= 2, threads  # I/O-bound: more workers overlap the latency
+
+
 def test_check_timeout_follows_its_budget_option(tmp_path):
     job = _job(tmp_path, [], {CUDA: {"timeout_s": 300}})
     assert get(CUDA).timeout_for(job) > 300
