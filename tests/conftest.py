@@ -48,6 +48,28 @@ def doctor_cli():
     return run_doctor
 
 
+PACK = ROOT / "tests" / "packs" / "testpack.py"
+
+
+def make_pack(site: Path, name: str, source: str) -> None:
+    """An installed-looking distribution: a module plus a dist-info with an entry point."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / f"{name}.py").write_text(source)
+    info = site / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[doctor.checks]\n{name} = {name}\n")
+
+
+@pytest.fixture
+def pack(tmp_path):
+    site = tmp_path / "site"
+    make_pack(site, "testpack", PACK.read_text())
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    return {"PYTHONPATH": str(site)}, repo
+
+
 SLURM_CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
 
 

@@ -14,8 +14,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, result_of, run_doctor, run_json, validate_report
-from test_engine import PACK, make_pack
+from conftest import ROOT, make_pack, result_of, run_doctor, run_json, validate_report
 
 PROBE_PACK = '''
 import threading, time
@@ -50,15 +49,6 @@ def _asker(name):
 for _n in ("test-ask-a", "test-ask-b", "test-ask-c"):
     _asker(_n)
 '''
-
-
-@pytest.fixture
-def pack(tmp_path):
-    site = tmp_path / "site"
-    make_pack(site, "testpack", PACK.read_text())
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    return {"PYTHONPATH": str(site)}, repo
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
