@@ -7,7 +7,6 @@ and replaceable by recorded facts (`facts=`) for tests and fixtures.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import subprocess
 import threading
@@ -203,6 +202,3 @@ def _unique(paths: Iterable) -> list:
             out.append(Path(p))
     return out
 
-
-def match_any(name: str, patterns: Iterable[str]) -> bool:
-    return any(fnmatch.fnmatch(name, pat) for pat in patterns)

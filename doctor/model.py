@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 
 class Severity(enum.IntEnum):
@@ -150,5 +150,3 @@ class Report:
         doc.update(self.extra)
         return doc
 
-
-JSON = Any

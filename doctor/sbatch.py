@@ -90,10 +90,6 @@ class SbatchScript:
             return _last_int(d.value) * tasks, d
         return None
 
-    def lines_matching(self, pattern: str) -> list:
-        rx = re.compile(pattern)
-        return [c for c in self.commands if c.words and rx.match(c.argv[0])]
-
 
 def _last_int(value: str) -> int:
     nums = re.findall(r"\d+", value)

@@ -184,13 +184,6 @@ class _ScanUnpickler(pickle.Unpickler):
         return _Stub()
 
 
-def scan_pickle(data: "bytes | Any") -> _Recorder:
-    """Run the restricted unpickler over one pickle (bytes or a binary stream)."""
-    rec = _Recorder()
-    _ScanUnpickler(io.BytesIO(data) if isinstance(data, bytes) else data, rec).load()
-    return rec
-
-
 # ---- format detection -----------------------------------------------------------------
 def sniff(head: bytes) -> Optional[str]:
     """"zip" (any zip: confirmed later by its records), "legacy", or None."""

@@ -14,7 +14,7 @@ import pkgutil
 import signal
 import subprocess
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 PROBES: dict = {}
 
@@ -73,6 +73,3 @@ def _kill_group(proc: subprocess.Popen) -> None:
     except (ProcessLookupError, PermissionError):
         pass
 
-
-def jsonable(value: Any) -> Any:
-    return value
