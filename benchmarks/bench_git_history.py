@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from doctor.gitscan import GitRepo  # noqa: E402
+from rounds import alternate, medians  # noqa: E402
 
 
 def fast_import_stream(commits: int, files_per_dir: int = 40) -> bytes:
@@ -49,23 +48,16 @@ def main() -> None:
         subprocess.run(["git", "-C", str(repo), "checkout", "-q", "main"], check=True)
         pipeline = (f"git -C {repo} rev-list --objects --all | git -C {repo} cat-file "
                     "--batch-check='%(objecttype) %(objectname) %(objectsize) %(rest)'")
-        bare_t, ours_t = [], []
-        for _ in range(opts.rounds):
-            t = time.perf_counter()
-            out = subprocess.run(pipeline, shell=True, capture_output=True, check=True).stdout
-            bare_t.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            blobs = GitRepo(str(repo)).history()
-            ours_t.append(time.perf_counter() - t)
+        times, last = alternate({
+            "rev-list | cat-file": lambda: subprocess.run(
+                pipeline, shell=True, capture_output=True, check=True).stdout,
+            "gitscan history": lambda: GitRepo(str(repo)).history()}, opts.rounds)
+        out, blobs = last["rev-list | cat-file"], last["gitscan history"]
         n_blobs = sum(1 for line in out.split(b"\n") if line.startswith(b"blob "))
         assert len(blobs) == n_blobs, (len(blobs), n_blobs)
-        b, o = statistics.median(bare_t), statistics.median(ours_t)
         print(f"repo: {opts.commits} commits, {n_blobs} blobs; {opts.rounds} alternating rounds")
-        def runs(ts: list) -> str:
-            return ", ".join(f"{x:.3f}" for x in ts)
-        print(f"rev-list | cat-file  median {b:.3f} s  (all: {runs(bare_t)})")
-        print(f"gitscan history      median {o:.3f} s  (all: {runs(ours_t)})")
-        print(f"ratio gitscan/pipeline: {o / b:.2f}")
+        med = medians(times)
+        print(f"ratio gitscan/pipeline: {med['gitscan history'] / med['rev-list | cat-file']:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

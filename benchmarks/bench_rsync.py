@@ -9,15 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from doctor.rsyncfilter import parse_command, transfer_list  # noqa: E402
+from rounds import alternate, medians  # noqa: E402
 
 ARGS = ["--exclude=.git", "--exclude=__pycache__", "--exclude=data", "--exclude=*.pyc",
         "--exclude=/outputs", "-f", "- build/**/tmp", "--include=*/", "--exclude=*.log"]
@@ -47,24 +46,23 @@ def main() -> None:
         (tmp / "dst").mkdir()
         src = str(tmp / "tree") + "/"
         total = sum(len(f) for _, _, f in os.walk(tmp / "tree"))
-        real_t, emu_t = [], []
-        for _ in range(opts.rounds):
-            t = time.perf_counter()
-            out = subprocess.run(["rsync", "-r", "-l", "-n", "--out-format=%n", *ARGS, src,
-                                  str(tmp / "dst") + "/"], capture_output=True, text=True,
-                                 check=True, env={"LC_ALL": "C", "PATH": os.environ["PATH"]})
-            real_t.append(time.perf_counter() - t)
-            t = time.perf_counter()
-            cmd = parse_command(["rsync", *ARGS, src, "dst/"], lambda p: b"")
-            names = transfer_list(src, cmd.rules)
-            emu_t.append(time.perf_counter() - t)
-        real = sorted(n for n in out.stdout.splitlines() if n and n != "./")
-        assert sorted(names) == real, "emulation and rsync disagree"
-        r, e = statistics.median(real_t), statistics.median(emu_t)
+
+        def rsync() -> list:
+            return subprocess.run(["rsync", "-r", "-l", "-n", "--out-format=%n", *ARGS, src,
+                                   str(tmp / "dst") + "/"], capture_output=True, text=True,
+                                  check=True, env={"LC_ALL": "C", "PATH": os.environ["PATH"]}
+                                  ).stdout.splitlines()
+
+        def emulation() -> list:
+            return transfer_list(src, parse_command(["rsync", *ARGS, src, "dst/"],
+                                                    lambda p: b"").rules)
+
+        times, last = alternate({"rsync -r -n": rsync, "emulation": emulation}, opts.rounds)
+        real = sorted(n for n in last["rsync -r -n"] if n and n != "./")
+        assert sorted(last["emulation"]) == real, "emulation and rsync disagree"
         print(f"tree: {total} files, {len(real)} names sent; {opts.rounds} alternating rounds")
-        print(f"rsync -r -n   median {r:.3f} s  (all: {', '.join(f'{x:.3f}' for x in real_t)})")
-        print(f"emulation     median {e:.3f} s  (all: {', '.join(f'{x:.3f}' for x in emu_t)})")
-        print(f"ratio emulation/rsync: {e / r:.2f}")
+        med = medians(times)
+        print(f"ratio emulation/rsync: {med['emulation'] / med['rsync -r -n']:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from rounds import alternate, medians
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -56,10 +56,17 @@ if os.environ.get("FAST_EXIT"):
 '''
 
 
-def timed(argv: list, env: dict, cwd: Path) -> tuple:
-    t = time.perf_counter()
+def run(name: str, argv: list, env: dict, cwd: Path) -> subprocess.CompletedProcess:
     proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=300)
-    return time.perf_counter() - t, proc
+    if proc.returncode != 0:
+        sys.exit(f"{name} failed (rc {proc.returncode}):\n{proc.stdout[-2000:]}"
+                 f"\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def doctor_run(argv: list, env: dict) -> None:
+    smoke = json.loads(run("doctor", argv, env, ROOT).stdout)["facts"]["smoke"]
+    assert smoke["backend"] == "gloo" and smoke["ranks"][0]["steps"] == 2
 
 
 def main() -> None:
@@ -76,25 +83,12 @@ def main() -> None:
         doctor = [sys.executable, "-m", "doctor", "run", "--repo", str(repo),
                   "--only", "ddp-smoke", "--format", "json"]
         hand = [sys.executable, str(script)]
-        times: dict = {"doctor": [], "baseline": [], "fast-exit": []}
-        contenders = (("doctor", doctor, ROOT, env), ("baseline", hand, repo, env),
-                      ("fast-exit", hand, repo, dict(env, FAST_EXIT="1")))
-        for i in range(args.rounds + 1):
-            for name, argv, cwd, env_ in contenders:
-                dt, proc = timed(argv, env_, cwd)
-                if proc.returncode != 0:
-                    sys.exit(f"{name} failed (rc {proc.returncode}):\n{proc.stdout[-2000:]}"
-                             f"\n{proc.stderr[-2000:]}")
-                if name == "doctor":
-                    smoke = json.loads(proc.stdout)["facts"]["smoke"]
-                    assert smoke["backend"] == "gloo" and smoke["ranks"][0]["steps"] == 2
-                label = "warm-up" if i == 0 else f"round {i}"
-                print(f"{label:8} {name:9} {dt:6.2f} s", flush=True)
-                if i > 0:
-                    times[name].append(dt)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    for k, v in times.items():
-        print(f"median   {k:9} {med[k]:6.2f} s   (min {min(v):.2f})")
+        fast = dict(env, FAST_EXIT="1")
+        times, _ = alternate({"doctor": lambda: doctor_run(doctor, env),
+                              "baseline": lambda: run("baseline", hand, env, repo),
+                              "fast-exit": lambda: run("fast-exit", hand, fast, repo)},
+                             args.rounds, warmup=1, show=True)
+    med = medians(times)
     for k in ("baseline", "fast-exit"):
         print(f"ratio doctor/{k}: {med['doctor'] / med[k]:.2f} (goal <= 1.2)")
 

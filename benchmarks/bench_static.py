@@ -10,20 +10,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from rounds import alternate, medians
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def wall(argv: list, env: dict) -> tuple:
-    t0 = time.perf_counter()
+def run(argv: list, env: dict) -> None:
+    """One run; a broken setup (an exit other than 0 or 1) stops the benchmark loudly."""
     proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
-    return time.perf_counter() - t0, proc.returncode, proc.stderr
+    if proc.returncode not in (0, 1):
+        print(f"{' '.join(argv)} exited {proc.returncode}: {proc.stderr.strip()[-300:]}",
+              file=sys.stderr)
+        sys.exit(2)
 
 
 def main() -> int:
@@ -35,21 +38,13 @@ def main() -> int:
     doctor = [sys.executable, "-m", "doctor", "run", "--static", "--repo", str(args.repo),
               "--format", "json"]
     torch = [sys.executable, "-c", "import torch"]
-    for argv in (doctor, torch):  # warm the page cache, and fail loudly on a broken setup
-        _, rc, err = wall(argv, env)
-        if rc not in (0, 1):
-            print(f"{' '.join(argv)} exited {rc}: {err.strip()[-300:]}", file=sys.stderr)
-            return 2
-    times: dict = {"doctor": [], "torch": []}
-    for _ in range(args.runs):
-        times["doctor"].append(wall(doctor, env)[0])
-        times["torch"].append(wall(torch, env)[0])
-    d, t = statistics.median(times["doctor"]), statistics.median(times["torch"])
-    print(f"doctor run --static ({args.repo.name}): median {d:.3f}s "
-          f"(min {min(times['doctor']):.3f}s) over {args.runs} runs")
-    print(f"python -c 'import torch':        median {t:.3f}s "
-          f"(min {min(times['torch']):.3f}s) over {args.runs} runs")
-    ratio = d / t
+    # the warm-up round warms the page cache
+    times, _ = alternate({"doctor run --static": lambda: run(doctor, env),
+                          "python -c 'import torch'": lambda: run(torch, env)},
+                         args.runs, warmup=1)
+    print(f"{args.runs} alternating runs on {args.repo.name}")
+    med = medians(times)
+    ratio = med["doctor run --static"] / med["python -c 'import torch'"]
     print(f"ratio doctor/torch: {ratio:.2f} (goal <= 0.50: {'met' if ratio <= 0.5 else 'MISSED'})")
     return 0
 
