@@ -385,16 +385,12 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
                  fail_on: Severity = Severity.ERROR, on_done: Any = None) -> tuple:
     """(report, writes): rank 0 gets the merged report; other ranks their own, writes=False
     unless rank 0 could not be reached (then they print their own report as a fallback)."""
-    from doctor.registry import all_checks
-    from doctor.runner import check_settings, run_checks, select
+    from doctor.runner import chosen_checks, run_checks
 
     t0 = time.monotonic()
     link = Link(plan)
     fake = fake_facts(job.login_env)
-    specs = all_checks()
-    check_settings(job, specs)
-    chosen = select(specs, only=only, skip=skip, select_=job.settings.select,
-                    ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+    chosen = chosen_checks(job, only=only, skip=skip, static=static, no_smoke=no_smoke)
     local_specs = [s for s in chosen if CROSS_NODE_TAG not in s.tags]
     report = run_checks(job, local_specs, fail_on=fail_on, on_done=on_done)
     facts = {**node_facts(job), **fake}

@@ -195,11 +195,17 @@ def host_info(job: Job) -> dict:
             "slurm_node": env.get("SLURMD_NODENAME")}
 
 
+def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),
+                  static: bool = False, no_smoke: bool = False) -> list:
+    """The registry's checks this run selects, after validating the settings against them."""
+    specs = all_checks()
+    check_settings(job, specs)
+    return select(specs, only=only, skip=skip, select_=job.settings.select,
+                  ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+
+
 def run(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),
         static: bool = False, no_smoke: bool = False, fail_on: Severity = Severity.ERROR,
         on_done: Optional[Callable[[Result], None]] = None) -> Report:
-    specs = all_checks()
-    check_settings(job, specs)
-    chosen = select(specs, only=only, skip=skip, select_=job.settings.select,
-                    ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+    chosen = chosen_checks(job, only=only, skip=skip, static=static, no_smoke=no_smoke)
     return run_checks(job, chosen, fail_on=fail_on, on_done=on_done)
