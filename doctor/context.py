@@ -146,6 +146,10 @@ class Job:
     def has_fact(self, name: str) -> bool:
         return name in self._overrides or name in PROBES
 
+    def fact_overridden(self, name: str) -> bool:
+        """True when the fact comes from `facts=` (a fixture, another node), not this machine."""
+        return name in self._overrides
+
     def facts_gathered(self) -> dict:
         """The facts this run used, for the report."""
         out = dict(self._facts)

@@ -15,7 +15,6 @@ import stat
 import subprocess
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
@@ -212,16 +211,9 @@ class GitRepo:
         return _read_head(["git", "-C", self.root, "cat-file", "blob", oid], n, 10.0)
 
 
-_REPOS: "weakref.WeakKeyDictionary[Any, GitRepo]" = weakref.WeakKeyDictionary()
-_REPOS_LOCK = threading.Lock()
-
-
 def repo_for(job: Any) -> GitRepo:
     """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
-    with _REPOS_LOCK:
-        if job not in _REPOS:
-            _REPOS[job] = GitRepo(str(job.repo))
-        return _REPOS[job]
+    return job.memo("git_repo", lambda: GitRepo(str(job.repo)))
 
 
 def _pipe(argvs: list, timeout: float) -> bytes:

@@ -223,7 +223,7 @@ def filesystem_of(job, path: str) -> dict:
     if best is not None:
         return {"path": path, "fstype": None, "shared": best[1], "mount": best[0],
                 "source": "site"}
-    recorded = hasattr(job, "_overrides") and "mountinfo" in job._overrides
+    recorded = job.fact_overridden("mountinfo")
     mounts = parse_mountinfo(job.fact("mountinfo") or "")
     real, dev = path, None
     if not recorded:
