@@ -14,8 +14,7 @@ from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
 from doctor.registry import RegistryError
-
-FORMATS = ("table", "json", "junit", "sarif", "markdown")
+from doctor.report import FORMATS
 
 
 def _split(values: tuple) -> list:
