@@ -65,7 +65,13 @@ def inner_scripts(job, script) -> list:
 
 
 def followed_env(job, script) -> tuple:
-    """(env, inner scripts): the job env plus the exports of the scripts it runs."""
+    """(env, inner scripts): the job env plus the exports of the scripts it runs.
+    Computed once per script and run, whichever check asks first (several do)."""
+    return job.memo(("followed_env", script.rel if script else None),
+                    lambda: _follow(job, script))
+
+
+def _follow(job, script) -> tuple:
     env = job.job_env(script)
     inners = []
     for path in inner_scripts(job, script):
