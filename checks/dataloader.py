@@ -343,12 +343,13 @@ def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
         raise Skip(f"no DataLoader options in {len(job.configs)} config(s)")
     raw_version = job.torch_version
     version = parse_version(raw_version)
-    pg_cache: dict = {}
+    pg_by_config: dict = {}  # a config's process-group timeouts, read once for its specs
     notes: list = []
     for spec in specs:
         found = conflicts(spec, version)
-        pgs = pg_cache.setdefault(spec.config.rel, pg_timeouts(spec.config))
-        pg = _pg_conflict(spec, pgs)
+        if spec.config.rel not in pg_by_config:
+            pg_by_config[spec.config.rel] = pg_timeouts(spec.config)
+        pg = _pg_conflict(spec, pg_by_config[spec.config.rel])
         if pg:
             found.append(pg)
         notes += spec.notes
