@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.model import Skip as _Skip
+from doctor.gitscan import repo_for
 from doctor.rsyncfilter import Command, Rule, Unsupported, parse_command, topmost, transfer_list
 from doctor.shell import expand, split_commands, unquote
 
@@ -216,10 +216,9 @@ def _local_source(job, inv: Invocation, idx: int, source: str, notes: list) -> O
 
 
 def _tracked(job) -> set:
-    from doctor.gitscan import GitRepo
-    try:
-        return GitRepo(str(job.repo)).tracked_paths()
-    except _Skip:
+    try:  # the run's GitRepo: its index is the one the git-* checks read
+        return repo_for(job).tracked_paths()
+    except Skip:
         return {job.rel(p) for p in job.repo_files()}
 
 
