@@ -34,7 +34,6 @@ def _commands(repo: GitRepo, blob: Blob, ignore: bool) -> tuple:
         cmds.append(f"git rm --cached -- {q(blob.path)}")
     if ignore:
         cmds += [f"echo {q(line)} >> .gitignore" for line in _ignore_line(blob.path)]
-    if ignore:
         cmds.append("git add .gitignore")
     if blob.where == "index":
         cmds.append(f"git commit -m {q('Stop tracking ' + blob.path)}")
@@ -182,12 +181,10 @@ def large_files(job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 * MIB
     repo = repo_for(job)
     # A tracked file counts at its size in git or, when modified, in the work tree
     # (about to be committed) -- except under LFS, where git only stores a pointer.
-    index = [Blob(b.path, b.oid, max(b.size, _worktree_size(job, b.path)), "index")
-             for b in repo.index()]
-    lfs = repo.lfs_paths(repo.prefix + b.path for b in index if b.size > warn_bytes)
-    sizes = {b.path: b.size for b in repo.index()}
-    index = [b if repo.prefix + b.path not in lfs else Blob(b.path, b.oid, sizes[b.path], "index")
-             for b in index]
+    sized = [(b, max(b.size, _worktree_size(job, b.path))) for b in repo.index()]
+    lfs = repo.lfs_paths(repo.prefix + b.path for b, size in sized if size > warn_bytes)
+    index = [b if repo.prefix + b.path in lfs else Blob(b.path, b.oid, size, "index")
+             for b, size in sized]
     in_index = {(b.path, b.oid) for b in index}
     blobs = [b for b in index if b.size > warn_bytes]
     blobs += [b for b in _history_blobs(repo, lambda p, s: s > warn_bytes)
