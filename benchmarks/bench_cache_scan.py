@@ -4,7 +4,7 @@
 
 Writes --files torch.save files of about --mib MiB each (zip format, tensors tagged
 "cuda:0" the way a GPU-built cache is) into a temporary directory, then alternates, for
---rounds rounds: the doctor's scan (doctor.cachescan.scan, in a child process that never
+--rounds rounds: the doctor's scan (doctor.scanners.cachescan.scan, in a child process that never
 imports torch) and torch.load(map_location="cpu") of every file (in a torch child). Each
 child times only its own work and reports its peak RSS. Memory flatness: the doctor's
 scan is repeated over the same number of 1 MiB files, and its peak RSS compared.
@@ -36,7 +36,7 @@ for i in range(n):
 
 DOCTOR = r'''
 import json, resource, sys, time
-from doctor.cachescan import scan
+from doctor.scanners.cachescan import scan
 t0 = time.perf_counter()
 res = scan([sys.argv[1]], deadline_s=600, workers=4)
 dt = time.perf_counter() - t0
@@ -60,7 +60,7 @@ print(json.dumps({"s": dt, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).r
 
 BASELINE = r'''
 import json, resource, sys
-import doctor.cachescan
+import doctor.scanners.cachescan
 print(json.dumps({"rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 '''
 

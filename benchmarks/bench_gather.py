@@ -3,7 +3,7 @@
     python benchmarks/bench_gather.py [--procs 64,128] [--virtual 400,4000]
 
 1. `--procs N`: N real processes (one per simulated node) each open doctor's
-   gather link (doctor/gather.py: TCPStore client, hello, heartbeat) and send
+   gather link (doctor/multinode/: TCPStore client, hello, heartbeat) and send
    a real report document; task 0 collects with the same code as `doctor run
    --gather`. Timed from the first fork to the merged set of documents.
 2. `--virtual N`: N simulated nodes posted by 8 client processes (so that
@@ -31,8 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from doctor.gather import (GatherPlan, Link, collect, merge_result, node_entries,  # noqa: E402
-                           pack)
+from doctor.multinode.plan import GatherPlan  # noqa: E402
+from doctor.multinode.link import Link, collect, pack  # noqa: E402
+from doctor.multinode.merge import merge_result, node_entries  # noqa: E402
 
 
 def real_doc() -> dict:

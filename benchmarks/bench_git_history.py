@@ -1,4 +1,4 @@
-"""The history scan (doctor.gitscan) vs the bare pipeline it is built on:
+"""The history scan (doctor.scanners.git) vs the bare pipeline it is built on:
 `git rev-list --objects --all | git cat-file --batch-check`, on a generated repo
 with a long history (git fast-import). Alternating rounds; prints medians and the ratio.
     python benchmarks/bench_git_history.py [--commits 3000] [--rounds 5]
@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from doctor.gitscan import GitRepo  # noqa: E402
+from doctor.scanners.git import GitRepo  # noqa: E402
 from rounds import alternate, medians  # noqa: E402
 
 

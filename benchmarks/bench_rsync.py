@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from doctor.rsyncfilter import parse_command, transfer_list  # noqa: E402
+from doctor.scanners.rsync import parse_command, transfer_list  # noqa: E402
 from rounds import alternate, medians  # noqa: E402
 
 ARGS = ["--exclude=.git", "--exclude=__pycache__", "--exclude=data", "--exclude=*.pyc",

@@ -5,9 +5,10 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.rocm import is_rocm_job
-from checks.imports import followed_env, scripts_or_none
-from checks.nccl import _version
+from doctor.job.rocm import is_rocm_job
+from doctor.job.env import followed_env
+from doctor.job.launch import scripts_or_none
+from doctor.job.versions import _version
 
 # The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
 # set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.cachescan import ScanResult, scan, tty_progress
-from doctor.configs import LineDict, is_unresolved, keypath
+from doctor.scanners.cachescan import ScanResult, scan, tty_progress
+from doctor.job.configs import LineDict, is_unresolved, keypath
+from doctor.job.loaders import loader_workers
+from doctor.job.sbatch import ranks_per_node_of_job
 
 CUDA_CHECK = "cuda-tensor-in-shared-cache"
 SHM_CHECK = "shm-too-small"
@@ -366,31 +368,6 @@ def _under(path: Path, root: str) -> bool:
     return p == root or p.startswith(root.rstrip("/") + "/")
 
 
-def _int(v: Any) -> Optional[int]:
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
-
-
-def loader_workers(job: Any, default_prefetch: int) -> list:
-    """(config, line, num_workers, prefetch_factor) for every mapping with num_workers > 0."""
-    out = []
-    for cfg in job.configs:
-        for _, m in cfg.mappings():
-            n = _int(m.get("num_workers"))
-            if n and n > 0:
-                pf = _int(m.get("prefetch_factor")) or default_prefetch
-                line = m.line_of("num_workers") if isinstance(m, LineDict) else None
-                out.append((cfg.rel, line, n, pf))
-    return out
-
-
-def ranks_per_node(job: Any) -> int:
-    env = job.login_env.get("SLURM_NTASKS_PER_NODE", "")
-    if env.isdigit():
-        return int(env)
-    counts = [s.ntasks_per_node for s in job.scripts if s.ntasks_per_node]
-    return max(counts) if counts else 1
-
-
 @check(SHM_CHECK, title="/dev/shm is too small for the shared-memory cache and the workers",
        severity="error", tags=("cache", "dataloader"), needs=("node", "configs"), timeout=30)
 def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
@@ -451,7 +428,7 @@ def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
         else:
             cache_bytes += size
     loaders = loader_workers(job, prefetch_factor)
-    ranks = ranks_per_node(job)
+    ranks = ranks_per_node_of_job(job)
     slots = sum(n * pf for _, _, n, pf in loaders)
     workers_bytes = ranks * slots * batch_mib * MIB
     needed = cache_bytes + workers_bytes

@@ -110,7 +110,7 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
 
 def _runs_in_other_container(job) -> Optional[str]:
     """Why this node's triton says nothing about the job's: it trains in a container."""
-    from checks.wandb import container_command
+    from doctor.job.launch import container_command
 
     found = container_command(job.scripts)
     if found is None or (job.fact("container") or {}).get("runtime"):

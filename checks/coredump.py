@@ -5,7 +5,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
-from checks.imports import workdir
+from doctor.job.launch import workdir
 
 
 def script_core_limit(script) -> Optional[tuple]:

@@ -3,24 +3,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
-from doctor.configs import ConfigFile, LineDict, is_unresolved, keypath
+from doctor.job.configs import ConfigFile, is_unresolved, keypath
+from doctor.job.loaders import LoaderSpec, PG_SECTIONS, _is_number, loader_specs
+from doctor.job.versions import parse_version
 
-# Keys that make a mapping a DataLoader spec on their own.
-LOADER_KEYS = ("num_workers", "prefetch_factor", "persistent_workers", "multiprocessing_context")
-# Keys that, next to a bare `timeout`, say the mapping is a DataLoader's.
-LOADER_HINTS = {"batch_size", "shuffle", "pin_memory", "drop_last", "collate_fn", "sampler",
-                "batch_sampler", "worker_init_fn", "in_order", "pin_memory_device"}
 START_METHODS = ("fork", "spawn", "forkserver")  # torch.multiprocessing on Linux
 
 # Process-group timeouts: these keys anywhere, or a plain `timeout` in a section below.
 PG_KEYS = ("pg_timeout", "dist_timeout", "ddp_timeout", "process_group_timeout",
            "nccl_timeout", "backend_timeout", "distributed_timeout")
-PG_SECTIONS = {"distributed", "dist", "ddp", "fsdp", "deepspeed", "strategy", "trainer",
-               "process_group", "torch_distributed"}
 _UNIT = re.compile(r"_(ms|s|sec|secs|seconds|m|min|mins|minutes|h|hours)$")
 _SCALE = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "seconds": 1, "m": 60, "min": 60,
           "mins": 60, "minutes": 60, "h": 3600, "hours": 3600}
@@ -37,70 +31,6 @@ class Conflict:
     fix: str
     raises: str            # what torch does: "ValueError in DataLoader()", ...
     extra: dict = field(default_factory=dict)
-
-
-@dataclass
-class LoaderSpec:
-    """One DataLoader's options as written in a config."""
-    config: ConfigFile
-    path: tuple
-    mapping: dict
-    notes: list = field(default_factory=list)
-
-    @property
-    def where(self) -> str:
-        return keypath(self.path) or "(top level)"
-
-    def line(self, key: str) -> Optional[int]:
-        m = self.mapping
-        return m.line_of(key) if isinstance(m, LineDict) and key in m else \
-            getattr(m, "line", None) or None
-
-
-def parse_version(version: Optional[str]) -> Optional[tuple]:
-    """(major, minor) of a torch version string such as 2.5.1+rocm6.2.4; None if unknown."""
-    m = re.match(r"^\s*v?(\d+)\.(\d+)", version or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def is_loader_spec(path: tuple, mapping: dict) -> bool:
-    if any(k in mapping for k in LOADER_KEYS):
-        return True
-    if "timeout" not in mapping:
-        return False
-    target = str(mapping.get("_target_", mapping.get("class_path", "")))
-    name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
-    if name.lower() in PG_SECTIONS:
-        return False
-    return (target.endswith("DataLoader") or "loader" in name.lower()
-            or bool(LOADER_HINTS & set(map(str, mapping))))
-
-
-def loader_specs(configs: list) -> Iterator[LoaderSpec]:
-    for cfg in configs:
-        templates = merge_template_lines(cfg)
-        for path, mapping in cfg.mappings():
-            if is_loader_spec(path, mapping) and not (
-                    "num_workers" not in mapping and getattr(mapping, "line", 0) in templates):
-                yield LoaderSpec(cfg, path, mapping)
-
-
-def merge_template_lines(cfg: ConfigFile) -> set:
-    """Lines of anchored mappings (`loader: &loader`) that are merged elsewhere
-    (`<<: *loader`): shared defaults, not DataLoaders; the mappings they are merged
-    into are checked with their own num_workers."""
-    try:
-        text = Path(cfg.path).read_text(errors="replace")
-    except OSError:
-        return set()
-    merged = {name for line in re.findall(r"<<\s*:([^\n]*)", text)
-              for name in re.findall(r"\*([\w.-]+)", line)}
-    return {n for n, line in enumerate(text.splitlines(), 1)
-            if any(name in merged for name in re.findall(r"&([\w.-]+)", line))}
 
 
 def _value(spec: LoaderSpec, key: str, kind: str) -> tuple:

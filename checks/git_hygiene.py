@@ -6,8 +6,8 @@ import shlex
 from typing import Iterator
 
 from doctor import Finding, Location, Severity, check
-from doctor.gitscan import (CANDIDATE_SIZE, MAX_HEADER_READS, Blob, GitRepo, core_name_hint,
-                            human, is_core_dump, is_elf_core, repo_for)
+from doctor.scanners.git import (CANDIDATE_SIZE, MAX_HEADER_READS, Blob, GitRepo,
+                                 core_name_hint, human, is_core_dump, is_elf_core, repo_for)
 
 MB = 1000 * 1000
 MIB = 1024 * 1024

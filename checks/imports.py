@@ -1,136 +1,20 @@
-"""Can the job import the repo's own packages? Plus the helpers other checks share:
-the repo's Python sources, the job's working directory and its inner scripts."""
+"""Can the job import the repo's own packages?"""
 from __future__ import annotations
 
 import ast
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.jobenv import JobEnv, effective_env
-from doctor.probes import run_cmd
-from doctor.sbatch import load_sbatch
-
-MAX_SOURCE_BYTES = 1_000_000
-_PY = re.compile(r"^(python[0-9.]*|torchrun|accelerate|deepspeed)$")
+from doctor.proc import run_cmd
+from doctor.job.launch import entry_dir, launch, scripts_or_none, workdir
+from doctor.job.env import followed_env
+from doctor.job.sources import python_trees
 
 
-# ---- shared helpers -----------------------------------------------------
-def python_sources(job) -> list:
-    """The repo's .py files (git's view), skipping huge generated ones."""
-    return [p for p in job.repo_files({".py"}) if p.stat().st_size <= MAX_SOURCE_BYTES]
-
-
-def _parse(path: Path) -> Optional[ast.AST]:
-    try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError, RecursionError):
-        return None
-
-
-def python_trees(job) -> list:
-    """[(path, AST)] of the repo's Python sources that parse (never imports them).
-    Parsed once per run, whichever check asks first: several checks read the code."""
-    def parse_all() -> list:
-        return [(p, t) for p in python_sources(job) if (t := _parse(p)) is not None]
-    return job.memo("python_trees", parse_all)
-
-
-def scripts_or_none(job) -> list:
-    """The job scripts, or [None] (the login environment) when there are none."""
-    return list(job.scripts) or [None]
-
-
-def inner_scripts(job, script) -> list:
-    """Repo scripts the job script runs (`bash x.sh`, `source x.sh`, a container's
-    `bash "$CODE_DIR/slurm/inner.sh"`), matched by their path's tail."""
-    if script is None:
-        return []
-    shells = {p: job.rel(p) for p in job.repo_files({".sh", ".bash"})}
-    out = []
-    for cmd in script.commands:
-        for word in cmd.argv[1:]:
-            if not word.endswith((".sh", ".bash")):
-                continue
-            tail = word.split("}")[-1].lstrip("/")
-            for path, rel in shells.items():
-                if path != script.path and rel and (rel == tail or tail.endswith("/" + rel)
-                                                    or rel.endswith("/" + tail) or rel == word):
-                    out.append(path)
-    return list(dict.fromkeys(out))
-
-
-def followed_env(job, script) -> tuple:
-    """(env, inner scripts): the job env plus the exports of the scripts it runs.
-    Computed once per script and run, whichever check asks first (several do)."""
-    return job.memo(("followed_env", script.rel if script else None),
-                    lambda: _follow(job, script))
-
-
-def _follow(job, script) -> tuple:
-    env = job.job_env(script)
-    inners = []
-    for path in inner_scripts(job, script):
-        try:
-            inner = load_sbatch(path, job.rel(path))
-        except Exception:
-            continue
-        merged = effective_env(env.plain(), inner, in_job=job.in_job)
-        out = JobEnv((k, env[k] if v.source == "login" and k in env else v)
-                     for k, v in merged.items())
-        out.notes = list(getattr(env, "notes", [])) + list(merged.notes)
-        env = out
-        inners.append(inner)
-    return env, inners
-
-
-def _resolvable(path: str) -> bool:
-    return bool(path) and "$" not in path and "`" not in path
-
-
-def workdir(job, script, scripts: list) -> tuple:
-    """(directory, how it was found): --chdir, the first `cd`, else the repo root."""
-    if script is not None:
-        d = script.get("chdir")
-        if d and _resolvable(d.value):
-            return _abs(job, d.value), f"{script.rel}:{d.line} (--chdir)"
-    for s in scripts:
-        for cmd in s.commands:
-            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and _resolvable(cmd.argv[1]):
-                p = _abs(job, cmd.argv[1])
-                if p.is_dir():
-                    return p, f"{s.rel}:{cmd.line} (cd)"
-    return job.repo, "the repo root (sbatch's default: the submission directory)"
-
-
-def _abs(job, p: str) -> Path:
-    path = Path(os.path.expanduser(p))
-    return path if path.is_absolute() else job.repo / path
-
-
-def launch(scripts: list) -> Optional[tuple]:
-    """(argv, script, line) of the first python/torchrun launch in the scripts."""
-    for s in scripts:
-        for cmd in s.commands:
-            argv = cmd.argv
-            for i, w in enumerate(argv):
-                if _PY.match(os.path.basename(w)):
-                    return argv[i:], s, cmd.line
-    return None
-
-
-def entry_dir(argv: Optional[list], cwd: Path) -> Path:
-    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
-    for w in (argv or [])[1:]:
-        if w in ("-m", "-c"):
-            return cwd
-        if w.endswith(".py"):
-            return (cwd / w).parent if not os.path.isabs(w) else Path(w).parent
-    return cwd
 
 
 # ---- package-not-importable ---------------------------------------------

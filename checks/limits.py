@@ -5,10 +5,11 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.configs import is_unresolved
-from doctor.sbatch import SbatchScript
+from doctor.job.configs import is_unresolved
+from doctor.job.sbatch import SbatchScript
 
-from checks.dataloader import loader_specs
+from doctor.job.loaders import loader_specs
+from doctor.job.sbatch import ranks_per_node
 
 
 @dataclass
@@ -64,21 +65,6 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
             continue
         soft, hard = new_soft, new_hard
     return soft, hard, failed
-
-
-def ranks_per_node(script: Optional[SbatchScript]) -> tuple:
-    """(ranks, where it comes from): --ntasks-per-node, else GPUs per node, else 1."""
-    if script is None:
-        return 1, "no job script"
-    if script.ntasks_per_node:
-        return script.ntasks_per_node, "--ntasks-per-node"
-    gpus = script.gpus_per_node()
-    if gpus and gpus[0]:
-        return gpus[0], f"--{gpus[1].key}"
-    ntasks = script.number("ntasks")
-    if ntasks:
-        return -(-ntasks // (script.nodes or 1)), "--ntasks / --nodes"
-    return 1, "default"
 
 
 def _fmt(v: Optional[int]) -> str:

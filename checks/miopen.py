@@ -7,7 +7,9 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
-from doctor.rocm import is_rocm_job
+from doctor.job.rocm import is_rocm_job
+from doctor.multinode.hostlist import compress_hostlist
+from doctor.registry import cross_node, node_fact
 
 DIR_VARS = ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR")
 DEFAULTS = {"MIOPEN_USER_DB_PATH": "~/.config/miopen",
@@ -214,3 +216,56 @@ def _data(var: str, value: str, fs: Optional[dict], nodes: int) -> dict:
     return {"variable": var, "value": value, "nodes": nodes,
             "filesystem": None if fs is None else
             {k: fs.get(k) for k in ("fstype", "shared", "mount", "source")}}
+
+
+# ---- the cross-node half: two nodes resolving the same cache directory ------
+MIOPEN_DEFAULTS = (("MIOPEN_USER_DB_PATH", "~/.config/miopen"),
+                   ("MIOPEN_CUSTOM_CACHE_DIR", "~/.cache/miopen"))
+
+
+@node_fact("miopen_cache")
+def miopen_cache_dirs(job) -> dict:
+    """This node's resolved MIOpen directories and their filesystems (in-job: the real env)."""
+    from doctor.probes.mounts import filesystem_of
+    from doctor.job.rocm import is_rocm_job
+
+    env = job.login_env
+    rocm = is_rocm_job(job)
+    dirs = []
+    if rocm:
+        home = env.get("HOME") or os.path.expanduser("~")
+        for var, default in MIOPEN_DEFAULTS:
+            value = env.get(var) or default
+            path = os.path.normpath(home + value[1:] if value.startswith("~") else value)
+            if not os.path.isabs(path):
+                continue
+            fs = filesystem_of(job, path)
+            dirs.append({"variable": var, "path": path, "fstype": fs.get("fstype"),
+                         "shared": fs.get("shared")})
+    return {"rocm": bool(rocm), "dirs": dirs}
+
+
+@cross_node("miopen-cache-shared")
+def miopen_cache_collisions(nodes: list) -> Iterator[Finding]:
+    """Two or more nodes resolve the same MIOpen directory on a shared filesystem."""
+    seen: dict = {}
+    for n in nodes:
+        info = (n.get("facts") or {}).get("miopen_cache") or {}
+        if not info.get("rocm"):
+            continue
+        for d in info.get("dirs") or []:
+            if d.get("shared"):
+                seen.setdefault((d["variable"], d["path"]), (d, []))[1].append(n["slurm_node"])
+    for (var, path), (d, names) in seen.items():
+        if len(names) < 2:
+            continue
+        where = compress_hostlist(names)
+        yield Finding(
+            f"{where} all use {var}={path} on the shared filesystem {d.get('fstype') or '?'}: "
+            "MIOpen's SQLite databases lock up or corrupt when nodes share them",
+            fix="Give each node and job its own directory on node-local storage, created "
+                "before use, in the job script before `srun`.",
+            commands=(f'export {var}="/tmp/${{USER}}-miopen-${{SLURM_JOB_ID}}"  # node-local',
+                      f'srun --ntasks-per-node=1 mkdir -p "${var}"'),
+            data={"variable": var, "value": path, "filesystem": d.get("fstype"),
+                  "nodes": names, "node": where})

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
-from checks.imports import followed_env, python_trees, scripts_or_none
+from doctor.job.env import followed_env
+from doctor.job.sources import python_trees
+from doctor.job.launch import scripts_or_none
+from doctor.job.versions import _version
 
 # PR #114077 (torch 2.2): old names still read, with a deprecation warning.
 RENAMED = {
@@ -24,11 +26,6 @@ PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_n
 DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "other": 1800.0}
 TIMEOUT_FIX = ("Pass the timeout to init_process_group itself: "
                "`dist.init_process_group(backend, timeout=datetime.timedelta(minutes=30))`.")
-
-
-def _version(v: Optional[str]) -> tuple:
-    nums = re.findall(r"\d+", (v or "").split("+")[0])[:2]
-    return tuple(int(n) for n in nums) if len(nums) == 2 else ()
 
 
 @check("nccl-env-deprecated", title="NCCL settings that torch renamed, ignores, or never applies",

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.gitscan import repo_for
-from doctor.rsyncfilter import Command, Rule, Unsupported, parse_command, topmost, transfer_list
-from doctor.shell import expand, split_commands, unquote
+from doctor.scanners.git import repo_for
+from doctor.scanners.rsync import Command, Rule, Unsupported, parse_command, topmost, transfer_list
+from doctor.job.shell import expand, split_commands, unquote
 
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm"}
 WRAPPERS = {"sudo", "time", "srun", "nice", "command", "exec", "nohup", "env", "ionice"}

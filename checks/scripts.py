@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Optional
 
-from checks.imports import inner_scripts
+from doctor.job.env import inner_scripts
 from doctor import Finding, Location, Skip, check
 
 

@@ -1,17 +1,16 @@
 """Cross-node checks: they judge the facts gathered from every node of the step.
 
 They run once, on task 0, after `doctor run --gather` merged the nodes'
-reports (doctor/gather.py); they read `job.fact("gathered_nodes")`, the
+reports (doctor/multinode/); they read `job.fact("gathered_nodes")`, the
 report's `nodes` with each node's facts. Outside a gathered run they skip.
 """
 from __future__ import annotations
 
-import os
 from collections import Counter
 from typing import Any, Iterator
 
 from doctor import Finding, Skip, check
-from doctor.gather import compress_hostlist, cross_node, node_fact
+from doctor.multinode.hostlist import compress_hostlist
 
 GATHER_HINT = ("only in a gathered multi-node run: `srun --ntasks-per-node=1 doctor run "
                "--gather` inside the allocation")
@@ -129,55 +128,8 @@ def node_missing(job) -> Iterator[Finding]:
                       data={"node": node, "rank": n["rank"], "reason": n.get("reason")})
 
 
-# ---- the cross-node part of miopen-cache-shared (the check is checks/miopen.py)
-
-MIOPEN_DEFAULTS = (("MIOPEN_USER_DB_PATH", "~/.config/miopen"),
-                   ("MIOPEN_CUSTOM_CACHE_DIR", "~/.cache/miopen"))
 
 
-@node_fact("miopen_cache")
-def miopen_cache_dirs(job) -> dict:
-    """This node's resolved MIOpen directories and their filesystems (in-job: the real env)."""
-    from doctor.probes.mounts import filesystem_of
-    from doctor.rocm import is_rocm_job
-
-    env = job.login_env
-    rocm = is_rocm_job(job)
-    dirs = []
-    if rocm:
-        home = env.get("HOME") or os.path.expanduser("~")
-        for var, default in MIOPEN_DEFAULTS:
-            value = env.get(var) or default
-            path = os.path.normpath(home + value[1:] if value.startswith("~") else value)
-            if not os.path.isabs(path):
-                continue
-            fs = filesystem_of(job, path)
-            dirs.append({"variable": var, "path": path, "fstype": fs.get("fstype"),
-                         "shared": fs.get("shared")})
-    return {"rocm": bool(rocm), "dirs": dirs}
 
 
-@cross_node("miopen-cache-shared")
-def miopen_cache_collisions(nodes: list) -> Iterator[Finding]:
-    """Two or more nodes resolve the same MIOpen directory on a shared filesystem."""
-    seen: dict = {}
-    for n in nodes:
-        info = (n.get("facts") or {}).get("miopen_cache") or {}
-        if not info.get("rocm"):
-            continue
-        for d in info.get("dirs") or []:
-            if d.get("shared"):
-                seen.setdefault((d["variable"], d["path"]), (d, []))[1].append(n["slurm_node"])
-    for (var, path), (d, names) in seen.items():
-        if len(names) < 2:
-            continue
-        where = compress_hostlist(names)
-        yield Finding(
-            f"{where} all use {var}={path} on the shared filesystem {d.get('fstype') or '?'}: "
-            "MIOpen's SQLite databases lock up or corrupt when nodes share them",
-            fix="Give each node and job its own directory on node-local storage, created "
-                "before use, in the job script before `srun`.",
-            commands=(f'export {var}="/tmp/${{USER}}-miopen-${{SLURM_JOB_ID}}"  # node-local',
-                      f'srun --ntasks-per-node=1 mkdir -p "${var}"'),
-            data={"variable": var, "value": path, "filesystem": d.get("fstype"),
-                  "nodes": names, "node": where})
+

@@ -2,32 +2,15 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Optional
+from typing import Iterator
 
 from doctor import Finding, Location, Severity, Skip, check
-from checks.imports import followed_env, python_trees, scripts_or_none
+from doctor.job.env import followed_env
+from doctor.job.sources import python_trees
+from doctor.job.launch import scripts_or_none
+from doctor.job.launch import CONTAINER_TOOLS, container_command
 
-CONTAINER_TOOLS = ("singularity", "apptainer")
 QUIET_MODES = ("offline", "disabled", "dryrun")
-
-
-SRUN_CONTAINER_FLAGS = ("--container-image", "--environment")  # pyxis/enroot; CSCS
-
-
-def container_command(scripts: list) -> Optional[tuple]:
-    """(script, command) of the first line that runs in a container: `singularity|apptainer
-    exec|run|shell`, or `srun --container-image=…` (pyxis) / `srun --environment=…` (CSCS)."""
-    for s in scripts:
-        for cmd in s.commands:
-            argv = cmd.argv
-            for i, w in enumerate(argv[:-1]):
-                if w.rsplit("/", 1)[-1] in CONTAINER_TOOLS and \
-                        argv[i + 1] in ("exec", "run", "shell", "instance"):
-                    return s, cmd
-            if argv and argv[0] == "srun" and any(
-                    a.split("=", 1)[0] in SRUN_CONTAINER_FLAGS for a in argv[1:]):
-                return s, cmd
-    return None
 
 
 def wandb_usage(job) -> tuple:

@@ -22,7 +22,7 @@ def _split(values: tuple) -> list:
 
 
 def default_repo() -> Path:
-    from doctor.probes import run_cmd
+    from doctor.proc import run_cmd
 
     res = run_cmd(["git", "rev-parse", "--show-toplevel"], timeout=10)
     if res.returncode == 0 and res.stdout.strip():
@@ -119,19 +119,20 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             torch_version: Optional[str], gather: bool = False,
             gather_timeout: float = 30.0) -> None:
     """Run the checks and report."""
-    from doctor.context import Job
+    from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run
 
     job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
               caches=caches, settings_file=settings_file, model=model,
               torch_version=torch_version, static=static)
-    from doctor import gather as gathering
+    from doctor.multinode.merge import run_gathered
+    from doctor.multinode.plan import plan_from_env, wants_gather
 
     progress = _progress()
-    if gather or (not static and gathering.wants_gather(job.login_env)):
-        plan = gathering.plan_from_env(job.login_env, timeout=gather_timeout)
-        report, writes = gathering.run_gathered(
+    if gather or (not static and wants_gather(job.login_env)):
+        plan = plan_from_env(job.login_env, timeout=gather_timeout)
+        report, writes = run_gathered(
             job, plan, only=_split(only), skip=_split(skip), static=static,
             no_smoke=no_smoke, fail_on=Severity.parse(fail_on), on_done=progress)
         _end_progress(progress)
@@ -277,7 +278,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     sbatch itself refused the job.
     """
     from doctor import submit
-    from doctor.context import Job
+    from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run
 

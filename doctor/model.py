@@ -112,7 +112,7 @@ class Report:
 
     def doc(self) -> dict:
         """The report document (DESIGN.md §4), secrets masked: what every format renders."""
-        from doctor.report.redact import redact
+        from doctor.secrets import redact
 
         return redact(self.to_dict(), self.secrets)
 

@@ -144,3 +144,24 @@ def get(check_id: str) -> Optional[CheckSpec]:
 def unregister(check_id: str) -> None:
     """For tests that register throw-away checks."""
     _REGISTRY.pop(check_id, None)
+
+
+# ---- multi-node registrations (doctor run --gather) -------------------------
+NODE_FACTS: dict = {}       # name → fn(job) -> JSON, computed on every node
+CROSS_NODE: dict = {}       # check id → fn(nodes) -> findings merged into that check
+
+
+def node_fact(name: str) -> Callable:
+    """Register a per-node fact that cross-node checks compare (gathered from every node)."""
+    def register(fn: Callable) -> Callable:
+        NODE_FACTS[name] = fn
+        return fn
+    return register
+
+
+def cross_node(check_id: str) -> Callable:
+    """Register a cross-node part of an existing node check: fn(nodes) → findings."""
+    def register(fn: Callable) -> Callable:
+        CROSS_NODE[check_id] = fn
+        return fn
+    return register

@@ -11,11 +11,11 @@ import traceback
 from typing import Any, Callable, Iterable, Optional
 
 from doctor import __version__
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.errors import InputError
 from doctor.model import Finding, Report, Result, Severity, Skip, Status
 from doctor.registry import CheckSpec, all_checks
-from doctor.report.redact import secret_values
+from doctor.secrets import secret_values
 
 SMOKE_TAG = "smoke"
 

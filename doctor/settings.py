@@ -74,7 +74,7 @@ def _from_file(path: Path) -> Settings:
     if path.suffix == ".toml":
         data = _tool_doctor(path, {})
         return parse_settings(data, f"{path}[tool.doctor]")
-    from doctor.configs import load_yaml_text
+    from doctor.job.configs import load_yaml_text
 
     data = load_yaml_text(path, "settings file")
     return parse_settings(data if data is not None else {}, str(path))

@@ -11,7 +11,7 @@ import shutil
 from typing import Optional
 
 from doctor.errors import InputError
-from doctor.probes import run_cmd
+from doctor.proc import run_cmd
 
 SBATCH_TIMEOUT_S = 60
 

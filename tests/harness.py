@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.runner import run_checks
 from doctor.registry import get
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import doctor.cachescan as cachescan
+import doctor.scanners.cachescan as cachescan
 from conftest import result_of, run_doctor, run_json
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.probes.shm import stale_segments
 from doctor.registry import get
 from doctor.runner import run_checks

@@ -20,9 +20,11 @@ torch = pytest.importorskip("torch")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
-from checks.dataloader import LoaderSpec, conflicts, parse_version  # noqa: E402
-from doctor.configs import ConfigFile, load_yaml_text  # noqa: E402
-from doctor.context import Job  # noqa: E402
+from doctor.job.loaders import LoaderSpec  # noqa: E402
+from checks.dataloader import conflicts  # noqa: E402
+from doctor.job.versions import parse_version  # noqa: E402
+from doctor.job.configs import ConfigFile, load_yaml_text  # noqa: E402
+from doctor.job.context import Job  # noqa: E402
 from doctor.model import Status  # noqa: E402
 from doctor.registry import get  # noqa: E402
 from doctor.runner import run_one  # noqa: E402

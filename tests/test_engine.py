@@ -249,7 +249,7 @@ def test_static_run_never_imports_torch(tmp_path):
 
 
 def test_recorded_facts_are_facts_and_probes_run_once(tmp_path):
-    from doctor.context import Job
+    from doctor.job.context import Job
 
     job = Job(tmp_path, env={})
     with pytest.raises(KeyError):

@@ -14,7 +14,7 @@ import pytest
 
 from checks.limits import apply_ulimits, ulimit_commands
 from conftest import ROOT, result_of, run_json, validate_report
-from doctor.sbatch import parse_sbatch
+from doctor.job.sbatch import parse_sbatch
 
 CHECK = "fd-limit-too-low"
 SOFT, HARD = resource.getrlimit(resource.RLIMIT_NOFILE)

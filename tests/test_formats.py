@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT, run_doctor, validate_report
 from doctor import Finding, Location, Severity, Skip
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.registry import check, get, unregister
 from doctor.report import render
 from doctor.runner import run_checks

@@ -21,7 +21,8 @@ import psutil
 import pytest
 
 from conftest import ROOT, validate_report
-from doctor.gather import compress_hostlist, expand_hostlist, gather_port, plan_from_env
+from doctor.multinode.hostlist import compress_hostlist, expand_hostlist
+from doctor.multinode.plan import gather_port, plan_from_env
 
 ONLY = "nccl-env-deprecated,node-skew,node-missing"
 
@@ -197,7 +198,7 @@ def test_gather_outside_a_fitting_step_is_a_usage_error(tmp_path, env, message):
 
 
 def test_two_nodes_sharing_one_miopen_dir_on_a_shared_filesystem_are_named():
-    from checks.skew import miopen_cache_collisions
+    from checks.miopen import miopen_cache_collisions
 
     def node(name, path, shared=True, rocm=True):
         return {"slurm_node": name, "status": "pass", "facts": {"miopen_cache": {

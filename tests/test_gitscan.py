@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_doctor
-from doctor.gitscan import GitRepo, is_core_dump, is_elf_core
+from doctor.scanners.git import GitRepo, is_core_dump, is_elf_core
 
 ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
        "GIT_COMMITTER_EMAIL": "t@e", "PATH": os.environ["PATH"]}

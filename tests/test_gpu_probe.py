@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import result_of, run_json
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.probes import gpu
 
 SBATCH_2N = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n\n{body}\n"
@@ -22,7 +22,7 @@ SBATCH_2N = ("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n\n{body
 
 def test_torch_build_in_a_child_never_in_the_doctor(tmp_path):
     """The parent process gathers torch facts without importing torch."""
-    code = ("import sys, json; from doctor.context import Job; j = Job(sys.argv[1], env=dict("
+    code = ("import sys, json; from doctor.job.context import Job; j = Job(sys.argv[1], env=dict("
             "__import__('os').environ)); b = j.fact('torch_build'); "
             "print(json.dumps([b, 'torch' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,

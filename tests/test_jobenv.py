@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from doctor.jobenv import effective_env
-from doctor.sbatch import load_sbatch, parse_sbatch
+from doctor.job.env import effective_env
+from doctor.job.sbatch import load_sbatch, parse_sbatch
 
 DATA = Path(__file__).parent / "data" / "sbatch"
 LOGIN = {"HOME": "/users/ammar", "USER": "ammar", "PYTHONPATH": "/opt/site"}

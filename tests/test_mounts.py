@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.probes import mounts
 from doctor.probes.mounts import (classify, filesystem_of, literal_dir, mount_for,
                                   parse_mountinfo, statfs_type, with_deadline)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_doctor
-from doctor.context import Job
+from doctor.job.context import Job
 from doctor.registry import get
 from doctor.runner import run_checks
 

@@ -1,7 +1,7 @@
 """The rsync emulation against the real rsync: same tree, same rules, same file list.
 
 Every case runs `rsync -r -l -n --out-format=%n RULES SRC EMPTY/` (the ground
-truth harness of reference §3) and doctor.rsyncfilter over the same tree, and
+truth harness of reference §3) and doctor.scanners.rsync over the same tree, and
 compares the two name lists file by file.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from doctor.rsyncfilter import parse_command, transfer_list
+from doctor.scanners.rsync import parse_command, transfer_list
 
 RSYNC = shutil.which("rsync")
 pytestmark = pytest.mark.skipif(RSYNC is None,

@@ -7,8 +7,8 @@ import subprocess
 import pytest
 
 from conftest import run_doctor
-from doctor.rsyncfilter import (Rule, Unsupported, parse_command, parse_rule, rule_file_lines,
-                                topmost)
+from doctor.scanners.rsync import (Rule, Unsupported, parse_command, parse_rule,
+                                   rule_file_lines, topmost)
 
 
 def test_filter_rule_forms():

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.sbatch import parse_sbatch
+from doctor.job.sbatch import parse_sbatch
 
 
 def script(*directives: str):

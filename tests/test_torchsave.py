@@ -1,4 +1,4 @@
-"""doctor/torchsave.py against files written by the real torch.save (in a child process:
+"""doctor/scanners/torchsave.py against files written by the real torch.save (in a child process:
 this test process, like the doctor, never imports torch)."""
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.torchsave import (WEIGHTS_ONLY_SAFE_GLOBALS, NotRegularFile, inspect_file,
-                              sniff)
+from doctor.scanners.torchsave import WEIGHTS_ONLY_SAFE_GLOBALS, NotRegularFile, inspect_file, sniff
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,7 +88,8 @@ def test_safe_globals_match_the_installed_torch():
 
 
 def test_the_scanner_never_imports_torch(files):
-    code = ("import sys, doctor.torchsave as t, doctor.cachescan as c, checks.cache; "
+    code = ("import sys, doctor.scanners.torchsave as t, doctor.scanners.cachescan as c, "
+            "checks.cache; "
             f"t.inspect_file({str(files / 'cuda_zip.pt')!r}); "
             f"c.scan([{str(files)!r}]); "
             "print('torch' in sys.modules)")

@@ -14,7 +14,8 @@ import shutil
 import sys
 from typing import Optional
 
-from doctor.probes import probe, run_cmd
+from doctor.probes import probe
+from doctor.proc import run_cmd
 
 TORCH_TIMEOUT_S = 90.0  # importing torch from a network filesystem can take a while
 SMI_TIMEOUT_S = 15.0

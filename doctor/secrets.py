@@ -1,9 +1,17 @@
-"""Secrets never appear: values of secret-looking variables become "***"."""
+"""Secrets never appear: values of secret-looking variables become "***" (DESIGN §4)."""
 from __future__ import annotations
 
 from typing import Any
 
-from doctor.jobenv import is_secret_name
+import re
+
+SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|PRIVATE|AUTH|ACCESS_KEY",
+                    re.I)
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET.search(name))
+
 
 MASK = "***"
 MIN_SECRET_LEN = 4  # shorter values ("1", "yes") would mask unrelated text

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.model import Skip
-from doctor.probes import run_cmd
+from doctor.proc import run_cmd
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")

@@ -10,8 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from doctor.sbatch import SbatchScript
-from doctor.shell import expand, unquote
+from doctor.job.sbatch import SbatchScript
+from doctor.job.shell import expand, unquote
+from doctor.secrets import is_secret_name
+from doctor.job.sbatch import load_sbatch
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
@@ -134,9 +136,45 @@ def _replace(v: EnvValue, **kw: Any) -> EnvValue:
     return replace(v, **kw)
 
 
-SECRET = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|CREDENTIAL|PRIVATE|AUTH|ACCESS_KEY",
-                    re.I)
+# ---- the scripts a job script runs, and their exports --------------------
+def inner_scripts(job, script) -> list:
+    """Repo scripts the job script runs (`bash x.sh`, `source x.sh`, a container's
+    `bash "$CODE_DIR/slurm/inner.sh"`), matched by their path's tail."""
+    if script is None:
+        return []
+    shells = {p: job.rel(p) for p in job.repo_files({".sh", ".bash"})}
+    out = []
+    for cmd in script.commands:
+        for word in cmd.argv[1:]:
+            if not word.endswith((".sh", ".bash")):
+                continue
+            tail = word.split("}")[-1].lstrip("/")
+            for path, rel in shells.items():
+                if path != script.path and rel and (rel == tail or tail.endswith("/" + rel)
+                                                    or rel.endswith("/" + tail) or rel == word):
+                    out.append(path)
+    return list(dict.fromkeys(out))
 
 
-def is_secret_name(name: str) -> bool:
-    return bool(SECRET.search(name))
+def followed_env(job, script) -> tuple:
+    """(env, inner scripts): the job env plus the exports of the scripts it runs.
+    Computed once per script and run, whichever check asks first (several do)."""
+    return job.memo(("followed_env", script.rel if script else None),
+                    lambda: _follow(job, script))
+
+
+def _follow(job, script) -> tuple:
+    env = job.job_env(script)
+    inners = []
+    for path in inner_scripts(job, script):
+        try:
+            inner = load_sbatch(path, job.rel(path))
+        except Exception:
+            continue
+        merged = effective_env(env.plain(), inner, in_job=job.in_job)
+        out = JobEnv((k, env[k] if v.source == "login" and k in env else v)
+                     for k, v in merged.items())
+        out.notes = list(getattr(env, "notes", [])) + list(merged.notes)
+        env = out
+        inners.append(inner)
+    return env, inners

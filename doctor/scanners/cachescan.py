@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional
 
-from doctor.torchsave import NotRegularFile, TorchSaveInfo, inspect_file
+from doctor.scanners.torchsave import NotRegularFile, TorchSaveInfo, inspect_file
 
 _DONE = object()
 CHUNK = 8   # paths handed to a worker at a time: fewer thread hand-offs per file

@@ -13,11 +13,12 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from doctor.configs import ConfigFile, load_yaml_text
+from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.errors import InputError
-from doctor.jobenv import JobEnv, effective_env
-from doctor.probes import PROBES, load_probes, run_cmd
-from doctor.sbatch import SbatchScript, load_sbatch, looks_like_sbatch
+from doctor.job.env import JobEnv, effective_env
+from doctor.probes import PROBES, load_probes
+from doctor.proc import run_cmd
+from doctor.job.sbatch import SbatchScript, load_sbatch, looks_like_sbatch
 from doctor.settings import Settings, load_settings
 
 DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml",

@@ -1,0 +1,82 @@
+"""How a job script launches its program: the working directory, the python or
+torchrun line, the entry's sys.path[0], the container it runs in."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Optional
+
+_PY = re.compile(r"^(python[0-9.]*|torchrun|accelerate|deepspeed)$")
+
+
+def scripts_or_none(job) -> list:
+    """The job scripts, or [None] (the login environment) when there are none."""
+    return list(job.scripts) or [None]
+
+
+def _resolvable(path: str) -> bool:
+    return bool(path) and "$" not in path and "`" not in path
+
+
+def workdir(job, script, scripts: list) -> tuple:
+    """(directory, how it was found): --chdir, the first `cd`, else the repo root."""
+    if script is not None:
+        d = script.get("chdir")
+        if d and _resolvable(d.value):
+            return _abs(job, d.value), f"{script.rel}:{d.line} (--chdir)"
+    for s in scripts:
+        for cmd in s.commands:
+            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and _resolvable(cmd.argv[1]):
+                p = _abs(job, cmd.argv[1])
+                if p.is_dir():
+                    return p, f"{s.rel}:{cmd.line} (cd)"
+    return job.repo, "the repo root (sbatch's default: the submission directory)"
+
+
+def _abs(job, p: str) -> Path:
+    path = Path(os.path.expanduser(p))
+    return path if path.is_absolute() else job.repo / path
+
+
+def launch(scripts: list) -> Optional[tuple]:
+    """(argv, script, line) of the first python/torchrun launch in the scripts."""
+    for s in scripts:
+        for cmd in s.commands:
+            argv = cmd.argv
+            for i, w in enumerate(argv):
+                if _PY.match(os.path.basename(w)):
+                    return argv[i:], s, cmd.line
+    return None
+
+
+def entry_dir(argv: Optional[list], cwd: Path) -> Path:
+    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
+    for w in (argv or [])[1:]:
+        if w in ("-m", "-c"):
+            return cwd
+        if w.endswith(".py"):
+            return (cwd / w).parent if not os.path.isabs(w) else Path(w).parent
+    return cwd
+
+
+CONTAINER_TOOLS = ("singularity", "apptainer")
+
+
+SRUN_CONTAINER_FLAGS = ("--container-image", "--environment")  # pyxis/enroot; CSCS
+
+
+def container_command(scripts: list) -> Optional[tuple]:
+    """(script, command) of the first line that runs in a container: `singularity|apptainer
+    exec|run|shell`, or `srun --container-image=…` (pyxis) / `srun --environment=…` (CSCS)."""
+    for s in scripts:
+        for cmd in s.commands:
+            argv = cmd.argv
+            for i, w in enumerate(argv[:-1]):
+                if w.rsplit("/", 1)[-1] in CONTAINER_TOOLS and \
+                        argv[i + 1] in ("exec", "run", "shell", "instance"):
+                    return s, cmd
+            if argv and argv[0] == "srun" and any(
+                    a.split("=", 1)[0] in SRUN_CONTAINER_FLAGS for a in argv[1:]):
+                return s, cmd
+    return None

@@ -1,0 +1,94 @@
+"""DataLoader specs in the training configs: which mappings are DataLoaders' options."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from doctor.job.configs import ConfigFile, LineDict, keypath
+
+PG_SECTIONS = {"distributed", "dist", "ddp", "fsdp", "deepspeed", "strategy", "trainer",
+               "process_group", "torch_distributed"}
+# Keys that make a mapping a DataLoader spec on their own.
+LOADER_KEYS = ("num_workers", "prefetch_factor", "persistent_workers", "multiprocessing_context")
+
+
+# Keys that, next to a bare `timeout`, say the mapping is a DataLoader's.
+LOADER_HINTS = {"batch_size", "shuffle", "pin_memory", "drop_last", "collate_fn", "sampler",
+                "batch_sampler", "worker_init_fn", "in_order", "pin_memory_device"}
+
+
+@dataclass
+class LoaderSpec:
+    """One DataLoader's options as written in a config."""
+    config: ConfigFile
+    path: tuple
+    mapping: dict
+    notes: list = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return keypath(self.path) or "(top level)"
+
+    def line(self, key: str) -> Optional[int]:
+        m = self.mapping
+        return m.line_of(key) if isinstance(m, LineDict) and key in m else \
+            getattr(m, "line", None) or None
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def is_loader_spec(path: tuple, mapping: dict) -> bool:
+    if any(k in mapping for k in LOADER_KEYS):
+        return True
+    if "timeout" not in mapping:
+        return False
+    target = str(mapping.get("_target_", mapping.get("class_path", "")))
+    name = next((str(p) for p in reversed(path) if isinstance(p, str)), "")
+    if name.lower() in PG_SECTIONS:
+        return False
+    return (target.endswith("DataLoader") or "loader" in name.lower()
+            or bool(LOADER_HINTS & set(map(str, mapping))))
+
+
+def loader_specs(configs: list) -> Iterator[LoaderSpec]:
+    for cfg in configs:
+        templates = merge_template_lines(cfg)
+        for path, mapping in cfg.mappings():
+            if is_loader_spec(path, mapping) and not (
+                    "num_workers" not in mapping and getattr(mapping, "line", 0) in templates):
+                yield LoaderSpec(cfg, path, mapping)
+
+
+def merge_template_lines(cfg: ConfigFile) -> set:
+    """Lines of anchored mappings (`loader: &loader`) that are merged elsewhere
+    (`<<: *loader`): shared defaults, not DataLoaders; the mappings they are merged
+    into are checked with their own num_workers."""
+    try:
+        text = Path(cfg.path).read_text(errors="replace")
+    except OSError:
+        return set()
+    merged = {name for line in re.findall(r"<<\s*:([^\n]*)", text)
+              for name in re.findall(r"\*([\w.-]+)", line)}
+    return {n for n, line in enumerate(text.splitlines(), 1)
+            if any(name in merged for name in re.findall(r"&([\w.-]+)", line))}
+
+
+def _int(v: Any) -> Optional[int]:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def loader_workers(job: Any, default_prefetch: int) -> list:
+    """(config, line, num_workers, prefetch_factor) for every mapping with num_workers > 0."""
+    out = []
+    for cfg in job.configs:
+        for _, m in cfg.mappings():
+            n = _int(m.get("num_workers"))
+            if n and n > 0:
+                pf = _int(m.get("prefetch_factor")) or default_prefetch
+                line = m.line_of("num_workers") if isinstance(m, LineDict) else None
+                out.append((cfg.rel, line, n, pf))
+    return out
