@@ -5,10 +5,9 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.rocm import is_rocm_job
+from doctor.job.platform import platform_of
 from doctor.job.env import followed_env
 from doctor.job.launch import scripts_or_none
-from doctor.job.versions import _version
 
 # The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
 # set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release
@@ -16,23 +15,6 @@ from doctor.job.versions import _version
 ORDER = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
 WANT = "expandable_segments:True"
 ROCM_SINCE = (2, 3)   # pytorch#121885: expandable segments through HIP's VMM API
-
-
-def _rocm_reason(job, script, env) -> Optional[str]:
-    try:
-        why = is_rocm_job(job, script)
-    except KeyError:   # a live probe this build lacks: fall back to static signs
-        why = None
-    if why:
-        return why
-    if "rocm" in (job.torch_version or ""):
-        return f"torch {job.torch_version} is a ROCm build"
-    for name in ("PYTORCH_HIP_ALLOC_CONF", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
-        if name in env:
-            return f"{name} is set"
-    if script is not None and re.search(r"rocm", script.text, re.I):
-        return f"{script.rel} mentions ROCm"
-    return None
 
 
 def _expandable(value: str) -> Optional[bool]:
@@ -66,9 +48,10 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
     reasons = []
     for script in scripts_or_none(job):
         env, _ = followed_env(job, script)
-        why = _rocm_reason(job, script, env)
-        if why is None:
+        platform = platform_of(job, script)
+        if not platform.is_rocm:
             continue
+        why = platform.why
         reasons.append(why)
         where = script.rel if script else "the login environment"
         set_ = [env[n] for n in ORDER if n in env]
@@ -86,7 +69,7 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
                 data=dict(data, kind="conflict"), severity=Severity.ERROR)
         win = set_[0] if set_ else None
         value = win.value if win else ""
-        tv = _version(job.torch_version)
+        tv = job.torch_release
         if win is None or _expandable(value) is not True:
             new = f"{value},{WANT}" if value and "expandable_segments" not in value else WANT
             yield Finding(
@@ -104,8 +87,8 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
                 location=_loc(win), fix="Use a torch >= 2.3 ROCm build.",
                 data=dict(data, kind="no-op", torch_version=job.torch_version))
     if not reasons:
-        raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, MIOPEN_*/HIP_* variables "
-                   "or ROCm container in the job script)")
+        raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, ROCm container or "
+                   "ROCm-only variables in the job's steps; or NVIDIA signs outweigh them)")
 
 
 def _loc(v) -> Optional[Location]:

@@ -14,7 +14,6 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.scanners.cachescan import ScanResult, scan, tty_progress
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.loaders import loader_workers
-from doctor.job.sbatch import ranks_per_node_of_job
 
 CUDA_CHECK = "cuda-tensor-in-shared-cache"
 SHM_CHECK = "shm-too-small"
@@ -428,7 +427,8 @@ def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
         else:
             cache_bytes += size
     loaders = loader_workers(job, prefetch_factor)
-    ranks = ranks_per_node_of_job(job)
+    rpn = job.ranks_per_node()
+    ranks = rpn.value or 1
     slots = sum(n * pf for _, _, n, pf in loaders)
     workers_bytes = ranks * slots * batch_mib * MIB
     needed = cache_bytes + workers_bytes

@@ -9,7 +9,6 @@ from doctor.job.configs import is_unresolved
 from doctor.job.sbatch import SbatchScript
 
 from doctor.job.loaders import loader_specs
-from doctor.job.sbatch import ranks_per_node
 
 
 @dataclass
@@ -100,7 +99,8 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
     then every `ulimit -n N` / `-Sn` / `-Hn` line of the job script applied in
     order as bash does for a non-root user (`ulimit -n N` sets both limits; a
     value above the hard limit fails and changes nothing). Ranks per node
-    (--ntasks-per-node, else GPUs per node, else 1) are reported for context.
+    (Slurm tasks per node × torchrun/accelerate processes per task, from the job's
+    launched step) are reported for context.
 
     A config key `sharing_strategy: file_system` means descriptors are not
     passed, so the check passes. No DataLoader with workers → skip.
@@ -159,7 +159,8 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
     for script in job.scripts or [None]:
         cmds = ulimit_commands(script) if script else []
         soft, hard, failed = apply_ulimits(soft0, hard0, cmds)
-        ranks, ranks_from = ranks_per_node(script)
+        rpn = job.ranks_per_node(script)
+        ranks, ranks_from = rpn.value or 1, rpn.source
         data = {"soft": soft, "hard": hard, "needed": needed, **base,
                 "ranks_per_node": ranks, "ranks_from": ranks_from,
                 "per_node": needed * ranks,

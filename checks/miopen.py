@@ -7,7 +7,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
-from doctor.job.rocm import is_rocm_job
+from doctor.job.platform import platform_of
 from doctor.multinode.hostlist import compress_hostlist
 from doctor.registry import cross_node, node_fact
 
@@ -58,11 +58,10 @@ def miopen_cache_shared(job) -> Iterator[Finding]:
     Remove `MIOPEN_DISABLE_CACHE`, and rename `MIOPEN_USER_DB` to `MIOPEN_USER_DB_PATH`.
     """
     scripts = list(job.scripts) or [None]
-    rocm = [(s, is_rocm_job(job, s)) for s in scripts]
-    rocm = [(s, why) for s, why in rocm if why]
+    rocm = [(s, platform_of(job, s).why) for s in scripts if platform_of(job, s).is_rocm]
     if not rocm:
-        raise Skip("not a ROCm job: torch is not a HIP build, there is no /dev/kfd and no "
-                   "MIOPEN_* variable is set")
+        raise Skip("not a ROCm job: torch is not a HIP build, there is no /dev/kfd, no ROCm "
+                   "container and no ROCm variable in the job's steps")
     for script, _why in rocm:
         yield from _check_env(job, script)
 
@@ -226,11 +225,8 @@ MIOPEN_DEFAULTS = (("MIOPEN_USER_DB_PATH", "~/.config/miopen"),
 @node_fact("miopen_cache")
 def miopen_cache_dirs(job) -> dict:
     """This node's resolved MIOpen directories and their filesystems (in-job: the real env)."""
-    from doctor.probes.mounts import filesystem_of
-    from doctor.job.rocm import is_rocm_job
-
     env = job.login_env
-    rocm = is_rocm_job(job)
+    rocm = platform_of(job).is_rocm
     dirs = []
     if rocm:
         home = env.get("HOME") or os.path.expanduser("~")

@@ -1,14 +1,12 @@
 """NCCL/c10d settings that torch renamed, ignores, or that cannot take effect."""
 from __future__ import annotations
 
-import ast
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
 from doctor.job.env import followed_env
-from doctor.job.sources import python_trees
+from doctor.job.code import CodeSettings, code_settings
 from doctor.job.launch import scripts_or_none
-from doctor.job.versions import _version
 
 # PR #114077 (torch 2.2): old names still read, with a deprecation warning.
 RENAMED = {
@@ -22,8 +20,6 @@ RENAMED = {
 # Read by no torch source (2.13 Python sources and libtorch_cpu strings); people
 # set them believing they raise the collective timeout.
 IGNORED = ("NCCL_TIMEOUT", "TORCH_DISTRIBUTED_DEFAULT_TIMEOUT", "GLOO_TIMEOUT")
-PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_nccl_timeout")
-DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "other": 1800.0}
 TIMEOUT_FIX = ("Pass the timeout to init_process_group itself: "
                "`dist.init_process_group(backend, timeout=datetime.timedelta(minutes=30))`.")
 
@@ -58,7 +54,7 @@ def nccl_env_deprecated(job) -> Iterator[Finding]:
     variables and pass `timeout=datetime.timedelta(minutes=N)` to
     `init_process_group`; keep the DataLoader timeout well below the PG timeout.
     """
-    tv = _version(job.torch_version)
+    tv = job.torch_release or ()
     renames = not tv or tv >= (2, 2)
     code = _scan_code(job)
     seen: set = set()
@@ -72,15 +68,16 @@ def nccl_env_deprecated(job) -> Iterator[Finding]:
             seen.add(key)
             if renames and name in RENAMED:
                 yield _renamed(name, v.value, v.where(), loc)
-            elif name in IGNORED and name not in code["reads"]:
+            elif name in IGNORED and name not in code.env_reads:
                 yield _ignored(name, v.value, v.where(), loc)
-    for name, rel, line in code["sets"]:
+    for name, rel, line in code.env_sets:
         loc = Location(rel, line)
         if renames and name in RENAMED:
             yield _renamed(name, None, f"{rel}:{line}", loc)
-        elif name in IGNORED and name not in code["reads"]:
+        elif name in IGNORED and name not in code.env_reads:
             yield _ignored(name, None, f"{rel}:{line}", loc)
-    for attr, rel, line in code["patches"]:
+    for patch in _ineffective_patches(code):
+        attr, rel, line = patch.attr, patch.file, patch.line
         yield Finding(
             f"{rel}:{line} assigns {attr}, which torch copied at import time: the "
             "process-group timeout stays at its default (10 min NCCL, 30 min others)",
@@ -107,55 +104,30 @@ def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
 
 
 # ---- the repo's code --------------------------------------------------------
-def _scan_code(job) -> dict:
-    """Env names set/read in code, PG-timeout patches, DataLoader and PG timeouts."""
-    out: dict = {"sets": [], "reads": set(), "patches": [], "dl": [], "pg": []}
-    for path, tree in python_trees(job):
-        rel = job.rel(path)
-        env = _ModuleEnv(tree, job)
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for t in targets:
-                    if isinstance(t, ast.Attribute) and t.attr in PG_TIMEOUT_GLOBALS:
-                        out["patches"].append((t.attr, rel, node.lineno))
-                    name = _environ_key(t)
-                    if name:
-                        out["sets"].append((name, rel, node.lineno))
-            elif isinstance(node, ast.Call):
-                fn = _call_name(node)
-                first = _const_str(node.args[0]) if node.args else None
-                if fn in ("setdefault", "putenv") and first and _is_environ(node.func):
-                    out["sets"].append((first, rel, node.lineno))
-                elif fn in ("get", "getenv") and first:
-                    out["reads"].add(first)
-                elif fn == "setattr" and len(node.args) > 1 and \
-                        _const_str(node.args[1]) in PG_TIMEOUT_GLOBALS:
-                    out["patches"].append((_const_str(node.args[1]), rel, node.lineno))
-                kw = {k.arg: k.value for k in node.keywords if k.arg}
-                if fn == "DataLoader" and "timeout" in kw:
-                    val = env.seconds(kw["timeout"])
-                    if val is not None:
-                        out["dl"].append((val, rel, node.lineno))
-                elif fn == "init_process_group":
-                    backend = _const_str(kw.get("backend") or (node.args[0] if node.args
-                                                              else None)) or "nccl"
-                    val = env.timedelta(kw["timeout"]) if "timeout" in kw else \
-                        DEFAULT_PG_TIMEOUT_S["nccl" if backend == "nccl" else "other"]
-                    if val is not None:
-                        out["pg"].append((val, rel, node.lineno, "timeout" in kw))
-            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-                name = _environ_key(node)
-                if name:
-                    out["reads"].add(name)
-    return out
+def _scan_code(job) -> CodeSettings:
+    """The code's settings, env values read through the first job script's environment."""
+    return code_settings(job, job.job_env(job.scripts[0] if job.scripts else None).plain())
 
 
-def _dataloader_vs_pg(job, code: dict) -> Iterator[Finding]:
-    if not code["dl"] or not code["pg"]:
+def _ineffective_patches(code: CodeSettings) -> list:
+    """Patches of the default timeout that matter: some init_process_group (or one the
+    doctor cannot see, e.g. a framework's) takes the default; with `timeout=` on every
+    call the default is never used."""
+    if code.pg_inits and all(p.timeout is not None for p in code.pg_inits):
+        return []
+    return list(code.pg_patches)
+
+
+def _dataloader_vs_pg(job, code: CodeSettings) -> Iterator[Finding]:
+    dls = [(float(v.value), c.file, c.line) for c in code.loaders
+           if (v := c.kwargs.get("timeout")) is not None and v.known and v.kind != "guarded"
+           and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)]
+    pgs = [(p.seconds, p.file, p.line, p.timeout is not None) for p in code.pg_inits
+           if p.seconds is not None]
+    if not dls or not pgs:
         return
-    pg_s, pg_rel, pg_line, explicit = min(code["pg"])
-    for dl_s, rel, line in code["dl"]:
+    pg_s, pg_rel, pg_line, explicit = min(pgs)
+    for dl_s, rel, line in dls:
         if dl_s > 0 and dl_s >= pg_s:
             how = f"set at {pg_rel}:{pg_line}" if explicit else \
                 f"the default for init_process_group at {pg_rel}:{pg_line}"
@@ -169,90 +141,3 @@ def _dataloader_vs_pg(job, code: dict) -> Iterator[Finding]:
                 severity=Severity.ERROR,
                 data={"dataloader_timeout_s": dl_s, "pg_timeout_s": pg_s,
                       "kind": "dataloader-timeout"})
-
-
-def _call_name(node: ast.Call) -> Optional[str]:
-    f = node.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-
-
-def _is_environ(func: ast.AST) -> bool:
-    if not isinstance(func, ast.Attribute):
-        return False
-    v = func.value
-    return func.attr == "putenv" or (isinstance(v, ast.Attribute) and v.attr == "environ") or \
-        (isinstance(v, ast.Name) and v.id == "environ")
-
-
-def _environ_key(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Subscript):
-        v = node.value
-        if (isinstance(v, ast.Attribute) and v.attr == "environ") or \
-                (isinstance(v, ast.Name) and v.id == "environ"):
-            return _const_str(node.slice)
-    return None
-
-
-def _const_str(node: Optional[ast.AST]) -> Optional[str]:
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
-
-
-class _ModuleEnv:
-    """Evaluates the few timeout expressions people write: literals, int(os.environ.get(
-    "X", "600")) (the job env's X when it sets one), names assigned once, timedelta(...)."""
-
-    def __init__(self, tree: ast.AST, job):
-        self.assigned: dict = {}
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                    isinstance(node.targets[0], ast.Name):
-                name = node.targets[0].id
-                self.assigned[name] = None if name in self.assigned else node.value
-        self.env = job.job_env(job.scripts[0] if job.scripts else None).plain()
-
-    def seconds(self, node: Optional[ast.AST], depth: int = 0) -> Optional[float]:
-        if depth > 5 or node is None:
-            return None
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) \
-                and not isinstance(node.value, bool):
-            try:
-                return float(node.value)
-            except ValueError:
-                return None
-        if isinstance(node, ast.Name):
-            return self.seconds(self.assigned.get(node.id), depth + 1)
-        if isinstance(node, ast.Call):
-            fn = _call_name(node)
-            if fn in ("int", "float") and len(node.args) == 1:
-                return self.seconds(node.args[0], depth + 1)
-            if fn in ("get", "getenv") and len(node.args) == 2:
-                name = _const_str(node.args[0])
-                if name and name in self.env:
-                    try:
-                        return float(self.env[name])
-                    except ValueError:
-                        return None
-                return self.seconds(node.args[1], depth + 1)
-            if fn == "timedelta":
-                return self.timedelta(node, depth + 1)
-        return None
-
-    def timedelta(self, node: Optional[ast.AST], depth: int = 0) -> Optional[float]:
-        if isinstance(node, ast.Name):
-            return self.timedelta(self.assigned.get(node.id), depth + 1)
-        if not isinstance(node, ast.Call) or _call_name(node) != "timedelta" or depth > 5:
-            return None
-        scale = {"days": 86400, "seconds": 1, "minutes": 60, "hours": 3600,
-                 "milliseconds": 0.001}
-        total = 0.0
-        for i, arg in enumerate(node.args[:2]):
-            v = self.seconds(arg, depth + 1)
-            if v is None:
-                return None
-            total += v * (86400, 1)[i]
-        for k in node.keywords:
-            v = self.seconds(k.value, depth + 1)
-            if v is None or k.arg not in scale:
-                return None
-            total += v * scale[k.arg]
-        return total

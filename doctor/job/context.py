@@ -15,7 +15,9 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.errors import InputError
-from doctor.job.env import JobEnv, effective_env
+from doctor.job.env import JobEnv
+from doctor.job.steps import Count, Step, launched_steps
+from doctor.job.versions import parse_version
 from doctor.probes import PROBES, load_probes
 from doctor.proc import run_cmd
 from doctor.job.sbatch import SbatchScript, load_sbatch, looks_like_sbatch
@@ -158,10 +160,48 @@ class Job:
         return out
 
     # ---- the job -------------------------------------------------------
+    def steps(self, script: Optional[SbatchScript] = None) -> list:
+        """The launched steps of a job script (doctor/job/steps.py), read once per run;
+        None: the login environment as one step."""
+        return self.memo(("steps", script.rel if script else None),
+                         lambda: launched_steps(self, script))
+
+    def step(self, script: Optional[SbatchScript] = None) -> Step:
+        """The script's training step: the first that runs a Python program, else the last
+        (a script that launches nothing: its environment at the end)."""
+        steps = self.steps(script)
+        return next((s for s in steps if s.is_training), steps[-1])
+
+    def all_steps(self) -> list:
+        """The training step of every job script, or the login step when there is none."""
+        return [self.step(s) for s in (self.scripts or [None])]
+
+    def ranks_per_node(self, script: Optional[SbatchScript] = None) -> Count:
+        """Ranks per node of the script's training step (tasks per node × processes per
+        task); None: inside a job Slurm's SLURM_NTASKS_PER_NODE, else the largest over the
+        job scripts. One answer for every check."""
+        if script is not None:
+            return self.step(script).ranks_per_node
+        env = self.login_env.get("SLURM_NTASKS_PER_NODE", "")
+        if self.in_job and env.isdigit():
+            return Count(int(env), "SLURM_NTASKS_PER_NODE")
+        counts = [s.ranks_per_node for s in self.all_steps() if s.ranks_per_node.value]
+        return max(counts, key=lambda c: c.value) if counts else Count(1, "default")
+
     def job_env(self, script: Optional[SbatchScript] = None) -> JobEnv:
-        """Login environment + this script's exports (None: the login environment)."""
-        return self.memo(("job_env", script.rel if script else None),
-                         lambda: effective_env(self.login_env, script, in_job=self.in_job))
+        """What a rank of the script's training step receives, through every channel
+        (None: the login environment)."""
+        return self.step(script).env
+
+    @property
+    def torch_version_given(self) -> Optional[str]:
+        """The torch the user said the job runs (--torch-version, settings), or None."""
+        return self._torch_version
+
+    @property
+    def torch_release(self) -> Optional[tuple]:
+        """(major, minor) of the job's torch, or None when unknown."""
+        return parse_version(self.torch_version)
 
     @property
     def torch_version(self) -> Optional[str]:

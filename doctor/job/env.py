@@ -13,7 +13,6 @@ from typing import Any, Mapping, Optional
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import expand, unquote
 from doctor.secrets import is_secret_name
-from doctor.job.sbatch import load_sbatch
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
@@ -28,6 +27,11 @@ class EnvValue:
     parts: frozenset = frozenset()   # subset of {job, node, rank, user, tmp}
     unresolved: tuple = ()           # pieces the doctor cannot know
     exported: bool = True
+    # How the value reached the rank (DESIGN §2, one job model): login, slurm, export,
+    # sourced, inline, srun-export, inner, container-env, container-env-file,
+    # container-prefix, entry-module.
+    channel: str = ""
+    in_step: bool = False   # set inside the srun step (evaluated on every node), not the batch
 
     @property
     def resolved(self) -> bool:
@@ -54,11 +58,65 @@ class JobEnv(dict):
 
 def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
                   in_job: bool = False) -> JobEnv:
-    state: dict = {k: EnvValue(k, v, "login") for k, v in login.items()}
-    secrets = {v for k, v in login.items() if is_secret_name(k)}
-    allexport = False
-    notes: list = []
+    """Login environment + every assignment of the script, read linearly."""
+    state = EnvState.from_login(login, in_job)
     for cmd in (script.commands if script else []):
+        if not state.apply(cmd, script, "export") and script and \
+                unquote(cmd.words[0]) in ("source", ".", "module", "ml", "conda", "spack"):
+            state.notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set "
+                               "variables the doctor cannot see")
+    return state.env()
+
+
+class EnvState:
+    """A shell's variables while a script is read: name → EnvValue, exported or not."""
+
+    def __init__(self, values: dict, in_job: bool, secrets: Optional[set] = None,
+                 notes: Optional[list] = None, in_step: bool = False):
+        self.values = values
+        self.in_job = in_job
+        self.secrets: set = secrets if secrets is not None else set()
+        self.notes: list = notes if notes is not None else []
+        self.allexport = False
+        self.in_step = in_step
+        # The shell that expands the words of the command being read: a child's
+        # environment (`srun ... bash $SCRIPT`) is built from exported variables only,
+        # but $SCRIPT is expanded by the parent before srun runs.
+        self.shell: Optional[EnvState] = None
+
+    @classmethod
+    def from_login(cls, login: Mapping[str, str], in_job: bool) -> "EnvState":
+        return cls({k: EnvValue(k, v, "login", channel="login") for k, v in login.items()},
+                   in_job, {v for k, v in login.items() if is_secret_name(k)})
+
+    def child(self, in_step: Optional[bool] = None) -> "EnvState":
+        """A child process's shell: the exported variables only (notes, secrets shared)."""
+        return EnvState({k: v for k, v in self.values.items() if v.exported}, self.in_job,
+                        self.secrets, self.notes,
+                        self.in_step if in_step is None else in_step)
+
+    def copy(self) -> "EnvState":
+        out = EnvState(dict(self.values), self.in_job, self.secrets, self.notes, self.in_step)
+        out.allexport = self.allexport
+        out.shell = self.shell
+        return out
+
+    def env(self) -> JobEnv:
+        env = JobEnv((k, v) for k, v in self.values.items() if v.exported)
+        env.notes = list(self.notes)
+        env.secrets = frozenset(self.secrets)
+        return env
+
+    def get(self, name: str) -> Optional[str]:
+        v = self.values.get(name)
+        return v.value if v is not None else None
+
+    def lookup(self, name: str) -> Optional[str]:
+        """A variable as the shell reading the current command sees it."""
+        return (self.shell or self).get(name)
+
+    def apply(self, cmd: Any, script: Optional[SbatchScript], channel: str) -> bool:
+        """Apply cmd when it only sets, exports or unsets variables; False otherwise."""
         argv0 = unquote(cmd.words[0])
         words = list(cmd.words)
         if argv0 in ("export", "declare", "typeset", "local", "readonly"):
@@ -73,61 +131,64 @@ def effective_env(login: Mapping[str, str], script: Optional[SbatchScript],
                     continue
                 m = _ASSIGN.match(raw)
                 if m:
-                    _assign(state, m.group(1), m.group(2), script, cmd.line, in_job,
-                            exported if exported is not None else allexport, secrets)
+                    self.assign(m.group(1), m.group(2), script, cmd.line, channel,
+                                exported if exported is not None else self.allexport)
                 else:
                     name = unquote(raw)
-                    if name in state:
-                        state[name] = _replace(state[name], exported=bool(exported))
-        elif argv0 == "unset":
+                    if name in self.values:
+                        self.values[name] = _replace(self.values[name], exported=bool(exported))
+            return True
+        if argv0 == "unset":
             for raw in words[1:]:
-                state.pop(unquote(raw), None)
-        elif argv0 == "set" and len(words) > 1:
+                self.values.pop(unquote(raw), None)
+            return True
+        if argv0 == "set" and len(words) > 1:
             flag = unquote(words[1])
             if flag in ("-a", "-o") and (flag == "-a" or unquote(words[-1]) == "allexport"):
-                allexport = True
+                self.allexport = True
             elif flag in ("+a",):
-                allexport = False
-        elif all(_ASSIGN.match(w) for w in words):
+                self.allexport = False
+            return True
+        if all(_ASSIGN.match(w) for w in words):
             for raw in words:
                 m = _ASSIGN.match(raw)
                 assert m is not None  # all() above matched every word
-                name = m.group(1)
-                was = state.get(name)
-                _assign(state, name, m.group(2), script, cmd.line, in_job,
-                        allexport or (was is not None and was.exported), secrets)
-        elif argv0 in ("source", ".", "module", "ml", "conda", "spack") and script:
-            notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set variables "
-                         "the doctor cannot see")
-    env = JobEnv((k, v) for k, v in state.items() if v.exported)
-    env.notes = notes
-    env.secrets = frozenset(secrets)
-    return env
+                was = self.values.get(m.group(1))
+                self.assign(m.group(1), m.group(2), script, cmd.line, channel,
+                            self.allexport or (was is not None and was.exported))
+            return True
+        return False
 
+    def assign(self, name: str, raw: str, script: Optional[SbatchScript], line: Optional[int],
+               channel: str, exported: bool = True, rel: Optional[str] = None) -> EnvValue:
+        referenced: list = []
 
-def _assign(state: dict, name: str, raw: str, script: Optional[SbatchScript], line: int,
-            in_job: bool, exported: bool, secrets: set) -> None:
-    referenced: list = []
+        def lookup(var: str) -> Optional[str]:
+            referenced.append(var)
+            return self.lookup(var)
 
-    def lookup(var: str) -> Optional[str]:
-        referenced.append(var)
-        v = state.get(var)
-        return v.value if v is not None else None
+        if "HOME" in self.values and (raw == "~" or raw.startswith("~/")):
+            raw = "${HOME}" + raw[1:]  # bash tilde-expands the start of an assignment's value
+        res = expand(raw, lookup, in_job=self.in_job)
+        parts = set(res.parts)
+        unresolved = list(res.unresolved)
+        shell = self.shell or self
+        for var in referenced:  # (A=$A:x keeps what the old value of A said about itself)
+            if var in shell.values:
+                parts |= shell.values[var].parts
+                unresolved += [u for u in shell.values[var].unresolved if u not in unresolved]
+        value = EnvValue(name, res.text, "sbatch", rel or (script.rel if script else None), line,
+                         frozenset(parts), tuple(unresolved), exported, channel, self.in_step)
+        self.values[name] = value
+        if is_secret_name(name):  # a shell variable too: `export URL=https://u:$TOKEN@host`
+            self.secrets.add(res.text)
+        return value
 
-    home = state.get("HOME")
-    if home is not None and (raw == "~" or raw.startswith("~/")):
-        raw = "${HOME}" + raw[1:]  # bash tilde-expands the start of an assignment's value
-    res = expand(raw, lookup, in_job=in_job)
-    parts = set(res.parts)
-    unresolved = list(res.unresolved)
-    for var in referenced:  # (A=$A:x keeps what the old value of A said about itself)
-        if var in state:
-            parts |= state[var].parts
-            unresolved += [u for u in state[var].unresolved if u not in unresolved]
-    state[name] = EnvValue(name, res.text, "sbatch", script.rel if script else None, line,
-                           frozenset(parts), tuple(unresolved), exported)
-    if is_secret_name(name):  # a shell variable too: `export URL=https://u:$TOKEN@host`
-        secrets.add(res.text)
+    def put(self, value: EnvValue) -> None:
+        """Set a value computed elsewhere (a container's mapping, Slurm's own variables)."""
+        self.values[value.name] = value
+        if is_secret_name(value.name):
+            self.secrets.add(value.value)
 
 
 def _replace(v: EnvValue, **kw: Any) -> EnvValue:
@@ -157,24 +218,7 @@ def inner_scripts(job, script) -> list:
 
 
 def followed_env(job, script) -> tuple:
-    """(env, inner scripts): the job env plus the exports of the scripts it runs.
-    Computed once per script and run, whichever check asks first (several do)."""
-    return job.memo(("followed_env", script.rel if script else None),
-                    lambda: _follow(job, script))
-
-
-def _follow(job, script) -> tuple:
-    env = job.job_env(script)
-    inners = []
-    for path in inner_scripts(job, script):
-        try:
-            inner = load_sbatch(path, job.rel(path))
-        except Exception:
-            continue
-        merged = effective_env(env.plain(), inner, in_job=job.in_job)
-        out = JobEnv((k, env[k] if v.source == "login" and k in env else v)
-                     for k, v in merged.items())
-        out.notes = list(getattr(env, "notes", [])) + list(merged.notes)
-        env = out
-        inners.append(inner)
-    return env, inners
+    """(env, inner scripts): what a rank of the script's training step receives, and
+    the scripts read to get there besides the batch script (doctor/job/steps.py)."""
+    step = job.step(script)
+    return step.env, [s for s in step.scripts if s is not script]

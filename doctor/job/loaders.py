@@ -82,13 +82,12 @@ def _int(v: Any) -> Optional[int]:
 
 
 def loader_workers(job: Any, default_prefetch: int) -> list:
-    """(config, line, num_workers, prefetch_factor) for every mapping with num_workers > 0."""
+    """(config, line, num_workers, prefetch_factor) for every DataLoader spec with
+    num_workers > 0: the same specs dataloader-option-conflict reads (loader_specs)."""
     out = []
-    for cfg in job.configs:
-        for _, m in cfg.mappings():
-            n = _int(m.get("num_workers"))
-            if n and n > 0:
-                pf = _int(m.get("prefetch_factor")) or default_prefetch
-                line = m.line_of("num_workers") if isinstance(m, LineDict) else None
-                out.append((cfg.rel, line, n, pf))
+    for spec in loader_specs(job.configs):
+        n = _int(spec.mapping.get("num_workers"))
+        if n and n > 0:
+            pf = _int(spec.mapping.get("prefetch_factor")) or default_prefetch
+            out.append((spec.config.rel, spec.line("num_workers"), n, pf))
     return out

@@ -8,7 +8,6 @@ from typing import Optional
 
 from doctor.errors import read_input
 from doctor.job.shell import split_commands, unquote
-from typing import Any
 
 # sbatch's short options (man sbatch) → the long name used as the key.
 SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "p": "partition",
@@ -147,27 +146,3 @@ def looks_like_sbatch(path: Path) -> bool:
     except OSError:
         return False
     return b"\0" not in head and b"\n#SBATCH" in b"\n" + head
-
-
-# ---- ranks per node (two readings, merged in the next commit) --------------
-def ranks_per_node(script: Optional[SbatchScript]) -> tuple:
-    """(ranks, where it comes from): --ntasks-per-node, else GPUs per node, else 1."""
-    if script is None:
-        return 1, "no job script"
-    if script.ntasks_per_node:
-        return script.ntasks_per_node, "--ntasks-per-node"
-    gpus = script.gpus_per_node()
-    if gpus and gpus[0]:
-        return gpus[0], f"--{gpus[1].key}"
-    ntasks = script.number("ntasks")
-    if ntasks:
-        return -(-ntasks // (script.nodes or 1)), "--ntasks / --nodes"
-    return 1, "default"
-
-
-def ranks_per_node_of_job(job: Any) -> int:
-    env = job.login_env.get("SLURM_NTASKS_PER_NODE", "")
-    if env.isdigit():
-        return int(env)
-    counts = [s.ntasks_per_node for s in job.scripts if s.ntasks_per_node]
-    return max(counts) if counts else 1

@@ -1,4 +1,4 @@
-"""torch version strings → comparable tuples."""
+"""torch version strings → comparable tuples (one reading for every check)."""
 from __future__ import annotations
 
 import re
@@ -9,8 +9,3 @@ def parse_version(version: Optional[str]) -> Optional[tuple]:
     """(major, minor) of a torch version string such as 2.5.1+rocm6.2.4; None if unknown."""
     m = re.match(r"^\s*v?(\d+)\.(\d+)", version or "")
     return (int(m.group(1)), int(m.group(2))) if m else None
-
-
-def _version(v: Optional[str]) -> tuple:
-    nums = re.findall(r"\d+", (v or "").split("+")[0])[:2]
-    return tuple(int(n) for n in nums) if len(nums) == 2 else ()

@@ -1,0 +1,135 @@
+"""Which platform the job runs on, ROCm or CUDA: one answer, from the evidence.
+
+Every check that behaves differently on ROCm asks `platform_of(job, script)`, so
+two checks can no longer disagree about the same job. The evidence, strongest
+first:
+- the torch the job runs: `--torch-version` / settings (`+rocm6.2`, `+cu121`), else
+  on a live node the installed build (HIP or CUDA);
+- the node's devices on a live node: /dev/kfd (AMD) or /dev/nvidia* (NVIDIA);
+- the job's step: a container image or `module load` naming ROCm or CUDA, the
+  `--rocm` / `--nv` container flags, the variables only one stack reads
+  (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, PYTORCH_HIP_ALLOC_CONF vs
+  nvidia-smi, CUDA_HOME), and last MIOPEN_* variables.
+MIOPEN_* variables alone are weak: scripts copied from a LUMI job into an NVIDIA
+cluster's keep them. Against any NVIDIA sign they do not make a job ROCm.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+ROCM_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTORCH_HIP_ALLOC_CONF",
+             "HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH")
+NVIDIA_VARS = ("CUDA_HOME", "CUDA_PATH", "NVIDIA_VISIBLE_DEVICES")
+_ROCM_TEXT = re.compile(r"rocm|\bhip\b|mi250|mi300|amdgpu|lumi_rocm", re.I)
+_NVIDIA_TEXT = re.compile(r"\bcuda\b|nvidia|nvcr\.io|\bngc\b|\+cu\d|cuda\d|cudnn", re.I)
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: Optional[str]          # "rocm", "cuda", or None when nothing says
+    evidence: tuple              # why, strongest first ("torch 2.5.1+rocm6.2 is a ROCm build")
+    against: tuple = ()          # signs of the other platform that were outweighed
+
+    @property
+    def is_rocm(self) -> bool:
+        return self.name == "rocm"
+
+    @property
+    def why(self) -> str:
+        return self.evidence[0] if self.evidence else "no sign of either platform"
+
+    def to_dict(self) -> dict:
+        return {"platform": self.name, "evidence": list(self.evidence),
+                "against": list(self.against)}
+
+
+def platform_of(job: Any, script: Any = None) -> Platform:
+    """The platform of the script's training step (None: the login environment)."""
+    return job.memo(("platform", script.rel if script else None),
+                    lambda: _decide(job, script))
+
+
+def _decide(job: Any, script: Any) -> Platform:
+    build = _from_torch(job)
+    if build is not None:
+        return build
+    rocm, cuda = _step_signs(job, script)
+    if not job.static:
+        devices = _fact(job, "devices") or {}
+        if devices.get("kfd"):
+            rocm.insert(0, "/dev/kfd is present")
+        if devices.get("nvidia"):
+            cuda.insert(0, "/dev/nvidia* devices are present")
+    strong_rocm = [r for r in rocm if not r.startswith("MIOPEN_")]
+    if strong_rocm and not cuda:
+        return Platform("rocm", tuple(rocm))
+    if cuda and not strong_rocm:
+        return Platform("cuda", tuple(cuda), tuple(rocm))
+    if rocm and cuda:  # both: the first (strongest) sign of each is compared by rank
+        return Platform(None, (), tuple(rocm + cuda))
+    return Platform(None, ())
+
+
+def _from_torch(job: Any) -> Optional[Platform]:
+    """The torch build decides when it is known: the one given (--torch-version,
+    settings), else on a live node the installed build (a CUDA build on a login node
+    is not the job's when the job runs in a container)."""
+    version = job.torch_version_given
+    if version and "rocm" in version:
+        return Platform("rocm", (f"torch {version} is a ROCm build",))
+    if version and re.search(r"\+cu\d", version):
+        return Platform("cuda", (f"torch {version} is a CUDA build",))
+    if version or job.static:
+        return None
+    build = _fact(job, "torch_build") or {}
+    if build.get("hip"):
+        return Platform("rocm", (f"torch is a HIP build ({build.get('version')})",))
+    if build.get("cuda") and not _runs_in_container(job):
+        return Platform("cuda", (f"torch is a CUDA build ({build.get('version')})",))
+    return None
+
+
+def _runs_in_container(job: Any) -> bool:
+    return any(s.container is not None for s in job.all_steps())
+
+
+def _fact(job: Any, name: str) -> Any:
+    try:
+        return job.fact(name)
+    except KeyError:   # a live probe this build lacks
+        return None
+
+
+def _step_signs(job: Any, script: Any) -> tuple:
+    """(ROCm signs, NVIDIA signs) in the step's environment, container and script text."""
+    step = job.step(script)
+    env = step.env
+    rocm = [f"{n} is set ({env[n].where()})" for n in ROCM_VARS if n in env
+            and env[n].channel != "login"]
+    cuda = [f"{n} is set ({env[n].where()})" for n in NVIDIA_VARS if n in env
+            and env[n].channel != "login"]
+    if step.container is not None:
+        words = " ".join(step.container.argv)
+        if "--rocm" in step.container.argv or _ROCM_TEXT.search(words):
+            rocm.insert(0, f"the container is a ROCm one ({step.container.path}:"
+                           f"{step.container.line})")
+        if "--nv" in step.container.argv or _NVIDIA_TEXT.search(words):
+            cuda.insert(0, f"the container is an NVIDIA one ({step.container.path}:"
+                           f"{step.container.line})")
+    for s in step.scripts:
+        for cmd in s.commands:
+            text = " ".join(cmd.argv)
+            if cmd.argv[0] in ("module", "ml") and _ROCM_TEXT.search(text):
+                rocm.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
+            elif cmd.argv[0] in ("module", "ml") and _NVIDIA_TEXT.search(text):
+                cuda.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
+            elif cmd.argv[0] in ("nvidia-smi",):
+                cuda.append(f"{s.rel}:{cmd.line} runs nvidia-smi")
+            elif cmd.argv[0] in ("rocm-smi", "amd-smi"):
+                rocm.append(f"{s.rel}:{cmd.line} runs {cmd.argv[0]}")
+    miopen = sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel != "login")
+    miopen += sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel == "login")
+    rocm += [f"{k} is set ({env[k].where()})" for k in miopen[:1]]
+    return rocm, cuda

@@ -1,0 +1,697 @@
+"""The launched steps of a job: what each line that starts training really runs.
+
+A job script is read the way bash, Slurm, the container runtime and the launcher
+read it, in order: assignments and exports; `source`d files (same shell); inner
+scripts that `bash`, `srun` or a container runs (a child shell: exported variables
+only), also when a variable names them; inline `VAR=v cmd` prefixes; `env`;
+`srun --export` (ALL, NONE, lists); singularity/apptainer `--env`, `--env-file`,
+`--cleanenv` and `SINGULARITYENV_`/`APPTAINERENV_`; pyxis/CSCS container flags;
+torchrun / `python -m torch.distributed.run`, `accelerate launch`, `deepspeed`,
+`mpirun`; and finally python with a module or a script.
+
+Each `Step` records its launcher chain, its ranks (nodes × tasks per node ×
+processes per task, each with where it came from), CPUs and GPUs, the effective
+environment of a rank (every value with its file:line and channel) and the argv
+the program receives. What the doctor cannot follow (a file named by an unknown
+variable, `eval`) is a note, never a guess.
+
+Not modelled: `if`/`case` branches are read linearly, loops once; functions are
+not expanded; `module load` / `conda activate` may set variables the doctor
+cannot see (noted).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from doctor.errors import InputError
+from doctor.job.env import EnvState, EnvValue, JobEnv
+from doctor.job.sbatch import SbatchScript, load_sbatch
+from doctor.job.shell import expand, split_commands, unquote
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_PYTHON = re.compile(r"^python[0-9.]*$")
+SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
+CONTAINER_TOOLS = ("singularity", "apptainer")
+# Wrappers that run their arguments as a command; the value is how many option words
+# take a separate argument (skipped conservatively: every leading -word is an option).
+WRAPPERS = {"time", "nice", "nohup", "exec", "command", "stdbuf", "numactl", "taskset",
+            "ionice", "chrt", "setsid", "unbuffer", "xargs", "timeout"}
+MAX_DEPTH = 8
+# srun options that take a value when written as two words (man srun).
+SRUN_SHORT_VALUE = set("ABCDJLNSTWcdeiklmnoprstuwxG")
+# Variables Slurm itself sets in every task's environment, from the job's options.
+SLURM_FROM = {"SLURM_CPUS_PER_TASK": "cpus_per_task", "SLURM_NNODES": "nodes",
+              "SLURM_JOB_NUM_NODES": "nodes", "SLURM_NTASKS_PER_NODE": "tasks_per_node",
+              "SLURM_GPUS_ON_NODE": "gpus_per_node", "SLURM_GPUS_PER_NODE": "gpus_per_node"}
+_CLEANENV_KEEP = ("HOME", "LANG", "TERM", "USER")   # what --cleanenv keeps (plus *ENV_*)
+
+
+@dataclass(frozen=True)
+class Count:
+    """A number the job asks for, and where it came from ("default" when unwritten)."""
+    value: Optional[int]
+    source: str
+
+    def __bool__(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class Launcher:
+    kind: str      # srun, mpirun, container, torchrun, accelerate, deepspeed, python
+    argv: tuple
+    path: str
+    line: int
+
+
+@dataclass
+class Step:
+    """One launched program: the line that starts training and what it receives."""
+    batch: Optional[SbatchScript]      # the submitted script
+    script: SbatchScript               # the script holding the launching line
+    line: int
+    chain: tuple                       # Launchers, outermost first
+    program: tuple                     # argv from the python (or launcher) word on
+    entry: Optional[str] = None        # "pkg.train" (module) or "train.py" (script)
+    entry_is_module: bool = False
+    args: tuple = ()                   # what the entry receives (overrides, --config)
+    env: JobEnv = field(default_factory=JobEnv)
+    scripts: tuple = ()                # every script read to get here, batch first
+    nodes: Count = Count(None, "default")
+    tasks_per_node: Count = Count(1, "default")
+    procs_per_task: Count = Count(1, "default")
+    cpus_per_task: Count = Count(None, "default")
+    gpus_per_node: Count = Count(None, "default")
+    container: Optional[Launcher] = None
+    cwd: Optional[str] = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"{self.script.rel}:{self.line}"
+
+    @property
+    def ranks_per_node(self) -> Count:
+        t, p = self.tasks_per_node, self.procs_per_task
+        if t.value is None or p.value is None:
+            return Count(None, f"{t.source} × {p.source}")
+        if p.source == "default":
+            return Count(t.value, t.source)
+        if t.source == "default":
+            return Count(p.value, p.source)
+        return Count(t.value * p.value, f"{t.source} × {p.source}")
+
+    @property
+    def cpus_per_rank(self) -> Count:
+        c, p = self.cpus_per_task, self.procs_per_task
+        if c.value is None or not p.value:
+            return c
+        return Count(max(1, c.value // p.value), c.source if p.value == 1
+                     else f"{c.source} ÷ {p.source}")
+
+    def launcher(self, kind: str) -> Optional[Launcher]:
+        return next((x for x in self.chain if x.kind == kind), None)
+
+    @property
+    def is_training(self) -> bool:
+        return self.entry is not None
+
+
+@dataclass
+class _Ctx:
+    """What the walk carries down into a command and the scripts it runs."""
+    job: Any
+    batch: Optional[SbatchScript]
+    chain: tuple = ()
+    scripts: tuple = ()
+    counts: dict = field(default_factory=dict)   # name → Count (srun/torchrun options)
+    container: Optional[Launcher] = None
+    cwd: Optional[str] = None
+    depth: int = 0
+
+
+def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
+    """Every step of a job script that runs a program, in order; for a script that
+    launches nothing (or no script), one step holding the environment at its end."""
+    state = EnvState.from_login({} if _exports_none(batch) else job.login_env, job.in_job)
+    ctx = _Ctx(job, batch, scripts=(batch,) if batch else (), counts=_batch_counts(batch))
+    _slurm_env(state, ctx.counts, batch)
+    steps: list = []
+    if batch is not None:
+        _walk(batch, state, ctx, steps)
+    if not steps:
+        end = state.env()
+        steps.append(Step(batch, batch, 0, (), (), env=end, scripts=ctx.scripts,  # type: ignore[arg-type]
+                          **_counts(ctx.counts), notes=list(state.notes)))
+    return steps
+
+
+def _exports_none(batch: Optional[SbatchScript]) -> bool:
+    d = batch.get("export") if batch else None
+    return d is not None and d.value.split(",")[0].upper() == "NONE"
+
+
+# ---- counts ------------------------------------------------------------
+def _batch_counts(batch: Optional[SbatchScript]) -> dict:
+    if batch is None:
+        return {}
+    out: dict = {}
+    for key, name in (("nodes", "nodes"), ("ntasks-per-node", "tasks_per_node"),
+                      ("cpus-per-task", "cpus_per_task"), ("ntasks", "ntasks")):
+        v = batch.number(key)
+        d = batch.get(key)
+        if v is not None and d is not None:
+            out[name] = Count(v, f"{batch.rel}:{d.line} (#SBATCH --{key})")
+    gpus = batch.gpus_per_node()
+    if gpus:
+        out["gpus_per_node"] = Count(gpus[0],
+                                     f"{batch.rel}:{gpus[1].line} (#SBATCH --{gpus[1].key})")
+    return out
+
+
+def _counts(counts: dict) -> dict:
+    """The Step's count fields from the gathered options (srun's override the batch's)."""
+    nodes = counts.get("nodes", Count(None, "default"))
+    tpn = counts.get("tasks_per_node")
+    if tpn is None and "ntasks" in counts:
+        n = counts["ntasks"]
+        tpn = Count(-(-n.value // (nodes.value or 1)), f"{n.source} ÷ nodes")
+    if tpn is None and counts.get("srun"):
+        tpn = Count(1, "srun's default: one task per node")
+    return {"nodes": nodes, "tasks_per_node": tpn or Count(1, "default"),
+            "procs_per_task": counts.get("procs_per_task", Count(1, "default")),
+            "cpus_per_task": counts.get("cpus_per_task", Count(None, "default")),
+            "gpus_per_node": counts.get("gpus_per_node", Count(None, "default"))}
+
+
+def _slurm_env(state: EnvState, counts: dict, batch: Optional[SbatchScript]) -> None:
+    """The SLURM_* variables Slurm derives from the options, where the doctor knows them
+    and the login environment does not already hold them (inside a job it does)."""
+    resolved = _counts(counts)
+    for var, name in SLURM_FROM.items():
+        c = resolved.get(name)
+        if c is not None and c.value is not None and c.source != "default" \
+                and var not in state.values:
+            path, _, line = c.source.partition(":")
+            state.put(EnvValue(var, str(c.value), "slurm", path or None,
+                               int(line.split()[0]) if line[:1].isdigit() else None,
+                               channel="slurm"))
+
+
+# ---- the walk ----------------------------------------------------------
+def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
+          channel: str = "export") -> None:
+    for cmd in script.commands:
+        if state.apply(cmd, script, channel):
+            continue
+        argv0 = unquote(cmd.words[0])
+        if argv0 in ("source", ".") and len(cmd.words) > 1:
+            inner = _script_named(ctx, state, cmd.words[1], script, cmd.line)
+            if inner is not None and ctx.depth < MAX_DEPTH:
+                sub = replace(ctx, scripts=ctx.scripts + (inner,), depth=ctx.depth + 1)
+                _walk(inner, state, sub, steps, "sourced" if not state.in_step else "inner")
+                ctx.scripts = sub.scripts
+            continue
+        if argv0 in ("module", "ml", "conda", "spack", "eval"):
+            state.notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set "
+                               "variables the doctor cannot see")
+            continue
+        if argv0 in ("cd", "pushd") and len(cmd.words) > 1:
+            res = expand(cmd.words[1], state.get, in_job=state.in_job)
+            if res.resolved:
+                ctx.cwd = res.text
+            continue
+        _command(script, cmd.line, list(cmd.words), state, ctx, steps)
+
+
+def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _Ctx,
+             steps: list) -> None:
+    """One simple command: its prefixes, wrappers and launchers, down to the program."""
+    local = state.copy()
+    local.shell = state
+    i = 0
+    while i < len(words) and _ASSIGN.match(words[i]) and i + 1 < len(words):
+        m = _ASSIGN.match(words[i])
+        assert m is not None
+        local.assign(m.group(1), m.group(2), script, line, "inline", exported=True)
+        i += 1
+    chain = list(ctx.chain)
+    counts = dict(ctx.counts)
+    container = ctx.container
+    while i < len(words):
+        word = _word(words[i], local)
+        base = os.path.basename(word)
+        rest = words[i + 1:]
+        if base in WRAPPERS:
+            i += 1 + _leading_options(rest, local)
+            continue
+        if base == "env":
+            i += 1 + _env_command(rest, local, script, line)
+            continue
+        if base == "srun":
+            n = _srun(rest, local, script, line, counts)
+            chain.append(Launcher("srun", tuple(_word(w, local) for w in words[i:i + 1 + n]),
+                                  script.rel, line))
+            local = local.child(in_step=True)
+            local.shell = state
+            i += 1 + n
+            continue
+        if base in ("mpirun", "mpiexec"):
+            n = _mpirun(rest, local, script, line, counts)
+            chain.append(Launcher("mpirun", tuple(words[i:i + 1 + n]), script.rel, line))
+            i += 1 + n
+            continue
+        if base in CONTAINER_TOOLS and rest and _word(rest[0], local) in ("exec", "run"):
+            n, local = _container(rest[1:], local, script, line, ctx)
+            container = Launcher("container", tuple(_word(w, local) for w in words[i:i + 2 + n]),
+                                 script.rel, line)
+            chain.append(container)
+            i += 2 + n
+            continue
+        if base in SHELLS:
+            _shell(words[i + 1:], local, replace(ctx, chain=tuple(chain), counts=counts,
+                                                 container=container), steps, script, line)
+            return
+        launch = _launcher(words[i:], local)
+        if launch is not None:
+            kind, n, found = launch
+            counts.update(found)
+            chain.append(Launcher(kind, tuple(_word(w, local) for w in words[i:i + n]),
+                                  script.rel, line))
+            if n < len(words) - i and not _PYTHON.match(os.path.basename(
+                    _word(words[i + n], local))):
+                steps.append(_step(script, line, words[i + n:], local, ctx, tuple(chain),
+                                   counts, container))
+                return
+            i += n
+            continue
+        if _PYTHON.match(base) or (word.endswith(".py") and _repo_file(ctx, word)):
+            steps.append(_step(script, line, words[i:], local, ctx, tuple(chain), counts,
+                               container))
+        return
+
+
+def _word(raw: str, state: EnvState) -> str:
+    res = expand(raw, state.lookup, in_job=state.in_job)
+    return res.text
+
+
+def _leading_options(words: list, state: EnvState) -> int:
+    n = 0
+    while n < len(words) and _word(words[n], state).startswith("-"):
+        n += 1
+    if n < len(words) and re.fullmatch(r"[\d.]+[smhd]?", _word(words[n], state)):
+        n += 1  # `timeout 600 python ...`
+    return n
+
+
+def _env_command(words: list, state: EnvState, script: SbatchScript, line: int) -> int:
+    """`env [-i] [-u NAME] [VAR=v]... cmd`: the words consumed before cmd."""
+    n = 0
+    while n < len(words):
+        w = _word(words[n], state)
+        if w in ("-i", "--ignore-environment", "-"):
+            state.values.clear()
+        elif w in ("-u", "--unset") and n + 1 < len(words):
+            state.values.pop(_word(words[n + 1], state), None)
+            n += 1
+        elif _ASSIGN.match(words[n]):
+            m = _ASSIGN.match(words[n])
+            assert m is not None
+            state.assign(m.group(1), m.group(2), script, line, "inline", exported=True)
+        else:
+            break
+        n += 1
+    return n
+
+
+SRUN_LONG_VALUE = {"--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--gpus",
+                   "--gpus-per-node", "--gpus-per-task", "--gres", "--export", "--partition",
+                   "--time", "--mem", "--account", "--job-name", "--output", "--error",
+                   "--container-image", "--container-mounts", "--container-env",
+                   "--container-workdir", "--environment", "--distribution", "--cpu-bind",
+                   "--gpu-bind", "--mpi", "--nodelist", "--exclude", "--chdir",
+                   "--kill-on-bad-exit", "--label", "--mem-per-cpu", "--mem-per-gpu",
+                   "--constraint", "--overlap", "--exclusive", "--hint", "--threads-per-core",
+                   "--cpus-per-gpu", "--ntasks-per-gpu", "--network", "--reservation",
+                   "--qos", "--signal", "--wait", "--uenv", "--unbuffered"}
+SRUN_FLAGS = {"--overlap", "--exclusive", "--label", "--unbuffered", "--kill-on-bad-exit",
+              "--container-remap-root", "--no-container-mount-home", "--container-writable",
+              "--no-container-entrypoint", "--verbose", "--quiet", "--pty", "--mpi=pmix",
+              "--hint", "--exact", "-l", "-u", "-v", "-Q", "-K", "-X", "-E"}
+
+
+def _srun(words: list, state: EnvState, script: SbatchScript, line: int, counts: dict) -> int:
+    """Read srun's options into counts and the step's environment; words consumed."""
+    i = 0
+    counts["srun"] = Count(1, f"{script.rel}:{line}")
+    where = f"{script.rel}:{line}"
+    while i < len(words):
+        w = _word(words[i], state)
+        if not w.startswith("-") or w == "--":
+            i += w == "--"
+            break
+        key, eq, value = w.partition("=")
+        if not eq:
+            if key.startswith("--") and key in SRUN_LONG_VALUE and key not in SRUN_FLAGS \
+                    and i + 1 < len(words):
+                value = _word(words[i + 1], state)
+                i += 1
+            elif not key.startswith("--") and len(key) > 2:
+                key, value = key[:2], key[2:]
+            elif not key.startswith("--") and key[1:2] in SRUN_SHORT_VALUE and i + 1 < len(words):
+                value = _word(words[i + 1], state)
+                i += 1
+        i += 1
+        long = {"-N": "--nodes", "-n": "--ntasks", "-c": "--cpus-per-task",
+                "-G": "--gpus"}.get(key, key)
+        num = re.match(r"\d+", value or "")
+        if long == "--nodes" and num:
+            counts["nodes"] = Count(int(num.group()), f"{where} (srun --nodes)")
+        elif long == "--ntasks" and num:
+            counts["ntasks"] = Count(int(num.group()), f"{where} (srun --ntasks)")
+            counts.pop("tasks_per_node", None)
+        elif long == "--ntasks-per-node" and num:
+            counts["tasks_per_node"] = Count(int(num.group()), f"{where} (srun --ntasks-per-node)")
+        elif long == "--cpus-per-task" and num:
+            counts["cpus_per_task"] = Count(int(num.group()), f"{where} (srun --cpus-per-task)")
+        elif long in ("--gpus-per-node", "--gres") and value:
+            n = _gpu_count(value)
+            if n is not None:
+                counts["gpus_per_node"] = Count(n, f"{where} (srun {long})")
+        elif long == "--export" and value is not None:
+            _srun_export(value, state, script, line)
+        elif long == "--container-env" and value:
+            pass  # pyxis: the named variables keep the host's value inside (already there)
+    return i
+
+
+def _gpu_count(value: str) -> Optional[int]:
+    for item in value.split(","):
+        parts = item.split(":")
+        if parts[0] in ("gpu", "") or parts[0].isdigit() or len(parts) == 1:
+            nums = re.findall(r"\d+", item)
+            return int(nums[-1]) if nums else 1
+    return None
+
+
+def _srun_export(value: str, state: EnvState, script: SbatchScript, line: int) -> None:
+    """srun --export=ALL|NONE|[ALL,]A,B=c: NONE and a bare list keep only SLURM_* and the
+    listed variables (man srun)."""
+    items = [x for x in value.split(",") if x]
+    if not items:
+        return
+    keep_all = items[0].upper() == "ALL"
+    if not keep_all:
+        names = {x.split("=", 1)[0] for x in items if x.upper() != "NONE"}
+        for k in list(state.values):
+            if not (k.startswith("SLURM_") or k in names):
+                del state.values[k]
+    for item in items:
+        m = _ASSIGN.match(item)
+        if m:
+            state.assign(m.group(1), m.group(2), script, line, "srun-export", exported=True)
+
+
+def _mpirun(words: list, state: EnvState, script: SbatchScript, line: int, counts: dict) -> int:
+    i = 0
+    while i < len(words):
+        w = _word(words[i], state)
+        if not w.startswith("-"):
+            break
+        value = _word(words[i + 1], state) if i + 1 < len(words) else ""
+        if w in ("-np", "-n", "--np", "-c") and value.isdigit():
+            counts["ntasks"] = Count(int(value), f"{script.rel}:{line} (mpirun {w})")
+            i += 2
+            continue
+        if w in ("-npernode", "--npernode", "-ppn", "--ppn") and value.isdigit():
+            counts["tasks_per_node"] = Count(int(value), f"{script.rel}:{line} (mpirun {w})")
+            i += 2
+            continue
+        if w == "-x":
+            m = _ASSIGN.match(value)
+            if m:
+                state.assign(m.group(1), m.group(2), script, line, "srun-export", exported=True)
+            i += 2
+            continue
+        if w in ("--map-by", "-hostfile", "--hostfile", "-H", "--host", "--bind-to", "-genv",
+                 "-env", "--mca", "-mca", "-wdir", "--wdir"):
+            if w in ("-genv", "-env") and i + 2 < len(words):
+                state.assign(value, words[i + 2], script, line, "srun-export", exported=True)
+                i += 3
+                continue
+            i += 3 if w in ("--mca", "-mca") else 2
+            continue
+        i += 1
+    return i
+
+
+CONTAINER_VALUE = {"--bind", "-B", "--env", "--env-file", "--home", "-H", "--pwd", "-W",
+                   "--workdir", "--overlay", "-o", "--mount", "--security", "--app",
+                   "--network", "--dns", "--hostname", "--scratch", "-S", "--fusemount",
+                   "--apply-cgroups", "--nvccli", "--drop-caps", "--add-caps"}
+PREFIXES = ("SINGULARITYENV_", "APPTAINERENV_")
+
+
+def _container(words: list, state: EnvState, script: SbatchScript, line: int,
+               ctx: _Ctx) -> tuple:
+    """singularity/apptainer exec|run [options] IMAGE: (words consumed, the env inside).
+
+    Apptainer's order (docs, "Environment and Metadata"): the host environment unless
+    --cleanenv, then APPTAINERENV_/SINGULARITYENV_ prefixed variables, then --env-file,
+    then --env, each overriding the one before."""
+    env_items: list = []
+    env_files: list = []
+    cleanenv = False
+    i = 0
+    while i < len(words):
+        w = _word(words[i], state)
+        if not w.startswith("-"):
+            break
+        key, eq, value = w.partition("=")
+        if key in ("--cleanenv", "-e", "--containall", "-C"):
+            cleanenv = True
+        if key in CONTAINER_VALUE and not eq and i + 1 < len(words):
+            value = _word(words[i + 1], state)
+            i += 1
+        if key == "--env":
+            env_items += [x for x in re.split(r",(?=[A-Za-z_][A-Za-z0-9_]*=)", value) if x]
+        elif key == "--env-file":
+            env_files.append(value)
+        i += 1
+    image = i  # the image word
+    inside = EnvState({} if cleanenv else dict(state.values), state.in_job, state.secrets,
+                      state.notes, state.in_step)
+    inside.shell = state.shell
+    if cleanenv:
+        for k in _CLEANENV_KEEP:
+            if k in state.values:
+                inside.values[k] = state.values[k]
+    for k, v in state.values.items():
+        for p in PREFIXES:
+            if k.startswith(p) and v.exported:
+                inside.put(replace(v, name=k[len(p):], channel="container-prefix"))
+    for f in env_files:
+        _env_file(f, inside, state, script, line, ctx)
+    for item in env_items:
+        m = _ASSIGN.match(item)
+        if m:
+            inside.assign(m.group(1), m.group(2), script, line, "container-env", exported=True)
+    return image + 1, inside
+
+
+def _env_file(name: str, inside: EnvState, outer: EnvState, script: SbatchScript, line: int,
+              ctx: _Ctx) -> None:
+    path = _resolve_path(ctx, name)
+    if path is None:
+        inside.notes.append(f"{script.rel}:{line}: --env-file {name} not found in the repo; "
+                            "its variables are not known")
+        return
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return
+    rel = ctx.job.rel(path)
+    for fline, words in split_commands(text):
+        for w in words:
+            m = _ASSIGN.match(w[7:] if w.startswith("export ") else w)
+            if m:
+                inside.assign(m.group(1), m.group(2), None, fline, "container-env-file",
+                              exported=True, rel=rel)
+
+
+def _shell(words: list, state: EnvState, ctx: _Ctx, steps: list, script: SbatchScript,
+           line: int) -> None:
+    """`bash [-opts] FILE args` runs an inner script; `bash -c '...'` its commands."""
+    i = 0
+    while i < len(words) and _word(words[i], state).startswith("-"):
+        if _word(words[i], state) == "-c" and i + 1 < len(words):
+            code = _word(words[i + 1], state)
+            snippet = SbatchScript(path=script.path, rel=script.rel, text=code)
+            snippet.commands = _commands_at(code, line)
+            _walk(snippet, state.child(), replace(ctx, depth=ctx.depth + 1), steps, "inner")
+            return
+        i += 1
+    if i >= len(words) or ctx.depth >= MAX_DEPTH:
+        return
+    inner = _script_named(ctx, state, words[i], script, line)
+    if inner is not None:
+        sub = replace(ctx, scripts=ctx.scripts + (inner,), depth=ctx.depth + 1)
+        _walk(inner, state.child(), sub, steps, "inner")
+
+
+def _commands_at(code: str, line: int) -> list:
+    from doctor.job.sbatch import Command
+
+    return [Command(line, tuple(ws)) for _, ws in split_commands(code)]
+
+
+def _script_named(ctx: _Ctx, state: EnvState, raw: str, script: SbatchScript,
+                  line: int) -> Optional[SbatchScript]:
+    """The repo script a word names (through variables), or None with a note."""
+    res = expand(raw, state.lookup, in_job=state.in_job)
+    path = _resolve_path(ctx, res.text) if res.resolved or "/" in res.text else None
+    if path is None:
+        path = _by_tail(ctx, _tail(res.text))
+    if path is None:
+        if not res.resolved:
+            state.notes.append(f"{script.rel}:{line}: {raw} names a script the doctor cannot "
+                               f"resolve ({', '.join(res.unresolved)}); not followed")
+        return None
+    try:
+        return load_sbatch(path, ctx.job.rel(path))
+    except InputError:
+        return None
+
+
+def _resolve_path(ctx: _Ctx, text: str) -> Optional[Path]:
+    if not text or "$" in text:
+        return _by_tail(ctx, _tail(text)) if text else None
+    p = Path(os.path.expanduser(text))
+    cands = [p] if p.is_absolute() else [Path(ctx.cwd) / p] if ctx.cwd and \
+        os.path.isabs(ctx.cwd) else []
+    cands += [ctx.job.repo / p] if not p.is_absolute() else []
+    for c in cands:
+        if c.is_file():
+            return c
+    return _by_tail(ctx, text.lstrip("/"))
+
+
+def _tail(text: str) -> str:
+    """What follows the last unresolved variable: `$CODE_DIR/slurm/x.sh` → slurm/x.sh."""
+    return re.split(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", text)[-1].lstrip("/")
+
+
+def _by_tail(ctx: _Ctx, tail: str) -> Optional[Path]:
+    """A repo file whose path ends with tail (a container's /workspace/slurm/x.sh)."""
+    if not tail or "$" in tail:
+        return None
+    files = ctx.job.memo("shell_files", lambda: {p: ctx.job.rel(p) for p in ctx.job.repo_files(
+        {".sh", ".bash", ".slurm", ".sbatch", ".job", ".env", ""})})
+    hits = [p for p, rel in files.items() if rel == tail or tail.endswith("/" + rel)
+            or rel.endswith("/" + tail)]
+    return hits[0] if len(hits) == 1 or (hits and all(h == hits[0] for h in hits)) else None
+
+
+def _repo_file(ctx: _Ctx, word: str) -> bool:
+    return _resolve_path(ctx, word) is not None or (ctx.job.repo / word).is_file()
+
+
+# ---- launchers -----------------------------------------------------------
+TORCHRUN_VALUE = {"--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank",
+                  "--node-rank", "--master_addr", "--master-addr", "--master_port",
+                  "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
+                  "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--rdzv_conf", "--rdzv-conf",
+                  "--max_restarts", "--max-restarts", "--monitor_interval",
+                  "--monitor-interval", "--start_method", "--start-method", "--role",
+                  "--log_dir", "--log-dir", "-r", "--redirects", "-t", "--tee",
+                  "--local_addr", "--local-addr", "--logs_specs", "--logs-specs",
+                  "--num_processes", "--num_machines", "--machine_rank", "--main_process_ip",
+                  "--main_process_port", "--mixed_precision", "--config_file", "--num_gpus",
+                  "--num_nodes", "--hostfile", "--include", "--exclude",
+                  "--gpu_ids", "--dynamo_backend", "--deepspeed_config_file", "--launcher"}
+
+
+def _launcher(words: list, state: EnvState) -> Optional[tuple]:
+    """(kind, words consumed, counts) for torchrun / torch.distributed.run / accelerate /
+    deepspeed; the program comes after."""
+    first = os.path.basename(_word(words[0], state))
+    i = 1
+    kind = None
+    if first == "torchrun":
+        kind = "torchrun"
+    elif _PYTHON.match(first) and len(words) > 2 and _word(words[1], state) == "-m" and \
+            _word(words[2], state) in ("torch.distributed.run", "torch.distributed.launch"):
+        kind, i = "torchrun", 3
+    elif first == "accelerate" and len(words) > 1 and _word(words[1], state) == "launch":
+        kind, i = "accelerate", 2
+    elif first == "deepspeed":
+        kind = "deepspeed"
+    if kind is None:
+        return None
+    found: dict = {}
+    where = " ".join(_word(w, state) for w in words[:i])
+    nodes_opt = None
+    while i < len(words):
+        w = _word(words[i], state)
+        if not w.startswith("-"):
+            break
+        if w in ("-m", "--module", "--no_python", "--no-python"):
+            break  # the program's own form: `-m pkg.train` is read by _step
+        key, eq, value = w.partition("=")
+        if not eq and key in TORCHRUN_VALUE and i + 1 < len(words):
+            value = _word(words[i + 1], state)
+            i += 1
+        i += 1
+        if key in ("--nproc_per_node", "--nproc-per-node", "--num_gpus"):
+            found["procs_per_task"] = Count(int(value) if value.isdigit() else None,
+                                            f"{where} {key}={value}")
+        elif key in ("--num_processes",):
+            found["_total"] = int(value) if value.isdigit() else None
+        elif key in ("--num_machines", "--nnodes", "--num_nodes"):
+            nodes_opt = value
+        if key == "--":
+            break
+    if "_total" in found:
+        total = found.pop("_total")
+        machines = int(nodes_opt) if nodes_opt and nodes_opt.isdigit() else 1
+        found["procs_per_task"] = Count(total // machines if total else None,
+                                        f"{where} --num_processes ÷ --num_machines")
+    if kind == "deepspeed" and "procs_per_task" not in found:
+        found["procs_per_task"] = Count(None, f"{where} (all GPUs of the node)")
+    if kind == "torchrun" and "procs_per_task" not in found:
+        found["procs_per_task"] = Count(1, f"{where} (default --nproc-per-node=1)")
+    return kind, i, found
+
+
+def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _Ctx,
+          chain: tuple, counts: dict, container: Optional[Launcher]) -> Step:
+    argv = [_word(w, state) for w in words]
+    entry: Optional[str] = None
+    is_module = False
+    args: tuple = ()
+    i = 1 if _PYTHON.match(os.path.basename(argv[0])) else 0
+    while i < len(argv):
+        w = argv[i]
+        if w == "-m" and i + 1 < len(argv):
+            entry, is_module, args = argv[i + 1], True, tuple(words[i + 2:])
+            break
+        if w == "-c":
+            break
+        if w in ("-X", "-W", "-Q") and i + 1 < len(argv):
+            i += 2
+            continue
+        if w.startswith("-"):
+            i += 1
+            continue
+        entry, args = w, tuple(words[i + 1:])
+        break
+    chain = chain + (Launcher("python", tuple(argv), script.rel, line),)
+    env = state.env()
+    return Step(ctx.batch, script, line, chain, tuple(argv), entry, is_module,
+                tuple(_word(a, state) for a in args), env, ctx.scripts, **_counts(counts),
+                container=container, cwd=ctx.cwd, notes=list(state.notes))
