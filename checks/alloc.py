@@ -5,6 +5,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.env import env_location
 from doctor.job.platform import platform_of
 from doctor.job.env import followed_env
 from doctor.job.launch import scripts_or_none
@@ -64,7 +65,7 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
                 f"{', '.join(f'{v.name}={v.value!r}' for v in set_)} are all set for {where}: "
                 f"torch uses {win.name} ({win.where()}) and ignores "
                 f"{', '.join(v.name for v in lose)}",
-                location=_loc(win), fix="Keep one allocator variable; unset the others.",
+                location=env_location(win), fix="Keep one allocator variable; unset the others.",
                 commands=tuple(f"unset {v.name}" for v in set_ if v.name != keep),
                 data=dict(data, kind="conflict"), severity=Severity.ERROR)
         win = set_[0] if set_ else None
@@ -76,7 +77,7 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
                 f"ROCm job ({why}) without {WANT} in "
                 f"{win.name + '=' + repr(value) if win else 'its allocator settings'} "
                 f"for {where}: expect OOM well below the GPU's memory from fragmentation",
-                location=_loc(win) or (Location(script.rel) if script else None),
+                location=env_location(win) or (Location(script.rel) if script else None),
                 fix="Enable expandable segments in the job script.",
                 commands=(f"export PYTORCH_HIP_ALLOC_CONF={new}",),
                 data=dict(data, kind="missing"))
@@ -84,12 +85,8 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
             yield Finding(
                 f"{win.name} asks for expandable_segments, but torch {job.torch_version} "
                 "predates expandable segments on ROCm (2.3): the option does nothing",
-                location=_loc(win), fix="Use a torch >= 2.3 ROCm build.",
+                location=env_location(win), fix="Use a torch >= 2.3 ROCm build.",
                 data=dict(data, kind="no-op", torch_version=job.torch_version))
     if not reasons:
         raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, ROCm container or "
                    "ROCm-only variables in the job's steps; or NVIDIA signs outweigh them)")
-
-
-def _loc(v) -> Optional[Location]:
-    return Location(v.path, v.line) if v is not None and v.path else None

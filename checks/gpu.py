@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
+from doctor.job.env import env_location
 
 VISIBILITY = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
               "GPU_DEVICE_ORDINAL")
@@ -175,7 +176,7 @@ def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
                 yield Finding(
                     f"{name} is set to an empty string ({v.where()}): that hides every GPU "
                     "(and a HIP build of torch still counts it as one device)",
-                    location=_loc(v), fix=f"Unset {name}, or list the devices.",
+                    location=env_location(v), fix=f"Unset {name}, or list the devices.",
                     commands=(f"unset {name}",), data=data)
         rocr, hip, cuda = (vals.get(n) for n in VISIBILITY[:3])
         if backend != "cuda" and rocr is not None and hip is not None \
@@ -188,7 +189,7 @@ def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
                     f"ROCR_VISIBLE_DEVICES={rocr.value} ({rocr.where()}) only {n_rocr}: torch "
                     "raises 'HIP_VISIBLE_DEVICES contains more devices than "
                     "ROCR_VISIBLE_DEVICES' (HIP indices are relative to ROCR's list)",
-                    location=_loc(hip), fix="Set only ROCR_VISIBLE_DEVICES on ROCm.",
+                    location=env_location(hip), fix="Set only ROCR_VISIBLE_DEVICES on ROCm.",
                     commands=("unset HIP_VISIBLE_DEVICES",), data=data)
         if backend != "cuda" and hip is not None and cuda is not None \
                 and hip.value.strip() and cuda.value.strip() \
@@ -199,7 +200,7 @@ def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
                 f"HIP_VISIBLE_DEVICES={hip.value} ({hip.where()}) and CUDA_VISIBLE_DEVICES="
                 f"{cuda.value} ({cuda.where()}) disagree: on ROCm both select devices and "
                 "which one wins depends on the HIP and torch versions",
-                location=_loc(cuda), fix="Set one of them (on ROCm: ROCR_VISIBLE_DEVICES).",
+                location=env_location(cuda), fix="Set one of them (on ROCm: ROCR_VISIBLE_DEVICES).",
                 commands=("unset CUDA_VISIBLE_DEVICES",), data=data)
 
 
@@ -252,7 +253,3 @@ def _why_not_visible(job, build: dict, devices: dict, backend: str, visible: int
         commands.append("env | grep -E '^(ROCR|HIP|CUDA)_VISIBLE_DEVICES=|^SLURM_.*GPU'")
         commands.append("rocm-smi --showproductname" if backend == "hip" else "nvidia-smi -L")
     return reasons, commands, " ".join(fixes)
-
-
-def _loc(v) -> Optional[Location]:
-    return Location(v.path, v.line) if v.path else None

@@ -6,6 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.env import env_location
 from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
 from doctor.job.platform import platform_of
 from doctor.multinode.hostlist import compress_hostlist
@@ -115,7 +116,9 @@ def _check_dir(job, script, env, var: str, nodes: int, fix: str,
         if ("%j" in value or "%A" in value) and not _JOB_VAR.search(value):
             parts.discard("job")
         # the batch step expands $SLURMD_NODENAME / $(hostname) once, on the first node
-        batch_node = v.source == "sbatch" and not job.in_job and "node" in parts
+        # (a script that srun runs on every node expands it there: v.in_step)
+        batch_node = v.source == "sbatch" and not job.in_job and "node" in parts \
+            and not v.in_step
         if batch_node:
             parts.discard("node")
     else:
@@ -196,7 +199,7 @@ def _last_directive(script) -> int:
 
 def _loc(job, script, v) -> Optional[Location]:
     if v is not None and v.path:
-        return Location(v.path, v.line)
+        return env_location(v)
     if script is not None:
         return Location(script.rel, _last_directive(script))
     return None

@@ -63,7 +63,7 @@ def _decide(job: Any, script: Any) -> Platform:
         if devices.get("nvidia"):
             cuda.insert(0, "/dev/nvidia* devices are present")
     strong_rocm = [r for r in rocm if not r.startswith("MIOPEN_")]
-    if strong_rocm and not cuda:
+    if rocm and not cuda:   # MIOPEN_* alone counts (DESIGN §6) when nothing contradicts it
         return Platform("rocm", tuple(rocm))
     if cuda and not strong_rocm:
         return Platform("cuda", tuple(cuda), tuple(rocm))
