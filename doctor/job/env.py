@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional
 
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import expand, unquote
+from doctor.model import Location
 from doctor.secrets import is_secret_name
 
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -178,7 +179,8 @@ class EnvState:
                 parts |= shell.values[var].parts
                 unresolved += [u for u in shell.values[var].unresolved if u not in unresolved]
         value = EnvValue(name, res.text, "sbatch", rel or (script.rel if script else None), line,
-                         frozenset(parts), tuple(unresolved), exported, channel, self.in_step)
+                         frozenset(parts), tuple(unresolved), exported, channel,
+                         shell.in_step)  # expanded where the command is read
         self.values[name] = value
         if is_secret_name(name):  # a shell variable too: `export URL=https://u:$TOKEN@host`
             self.secrets.add(res.text)
@@ -222,3 +224,8 @@ def followed_env(job, script) -> tuple:
     the scripts read to get there besides the batch script (doctor/job/steps.py)."""
     step = job.step(script)
     return step.env, [s for s in step.scripts if s is not script]
+
+
+def env_location(v: Optional[EnvValue]) -> Optional[Location]:
+    """Where a variable was set, as a finding's location (None: the login environment)."""
+    return Location(v.path, v.line) if v is not None and v.path else None
