@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.proc import run_cmd
-from doctor.job.launch import entry_dir, launch, scripts_or_none, workdir
+from doctor.job.launch import resolvable, entry_dir, launch, scripts_or_none, workdir
 from doctor.job.env import followed_env
 from doctor.job.sources import python_trees
 
@@ -139,6 +139,7 @@ def package_not_importable(job) -> Iterator[Finding]:
         out = json.loads(res.stdout.strip().splitlines()[-1])
         pp = env.get("PYTHONPATH")
         unresolved = list(pp.unresolved) if pp is not None else []
+        unresolved += _unknown_links(job, script, scripts)
         where = script.rel if script else "the login environment"
         for name in names:
             r = out["found"][name]
@@ -161,6 +162,29 @@ def package_not_importable(job) -> Iterator[Finding]:
                         fix="Install the repo in editable mode in the job's environment, or "
                             "put the repo's package root first on PYTHONPATH.",
                         commands=("pip install -e .",), data=data, severity=Severity.WARNING)
+
+
+def _unknown_links(job, script, scripts: list) -> list:
+    """Links between the job and its imports that the doctor cannot see: the step runs
+    in a container (whose Python may have the package installed), a `cd` to a directory
+    it cannot resolve, an environment activated by `conda`/`module`/`source`."""
+    out = []
+    step = job.step(script)
+    if step.container is not None:
+        out.append(f"the container's Python has it installed (the step runs in "
+                   f"{step.container.path}:{step.container.line}'s container; the lookup "
+                   "used this machine's Python)")
+    for s in scripts:
+        for cmd in s.commands:
+            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and not resolvable(cmd.argv[1]):
+                out.append(f"the job runs from `cd {cmd.argv[1]}` ({s.rel}:{cmd.line}), "
+                           "which the doctor cannot resolve")
+                break
+            if cmd.argv[0] in ("conda", "mamba", "micromamba") and "activate" in cmd.argv \
+                    or cmd.argv[0] in ("source", ".") and len(cmd.argv) > 1 \
+                    and cmd.argv[1].endswith("/activate"):
+                out.append(f"the environment activated at {s.rel}:{cmd.line} has it installed")
+    return out
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -202,7 +226,12 @@ def _missing(job, name, r, packages, pp, unresolved, cwd_from, where, loc, data)
                "`--exclude 'data'`).")
         commands = ()
     severity = None
-    if unresolved:
-        msg += f"; PYTHONPATH has parts the doctor cannot resolve ({', '.join(unresolved)})"
+    links = [u for u in unresolved if " " in u]
+    variables = [u for u in unresolved if " " not in u]
+    if variables:
+        msg += f"; PYTHONPATH has parts the doctor cannot resolve ({', '.join(variables)})"
+    if links:
+        msg += f"; unless {' or '.join(links)}"
+    if unresolved:   # precision rule: a link the doctor cannot see → at most a warning
         severity = Severity.WARNING
     return Finding(msg, location=loc, fix=fix, commands=commands, data=data, severity=severity)

@@ -15,7 +15,7 @@ def scripts_or_none(job) -> list:
     return list(job.scripts) or [None]
 
 
-def _resolvable(path: str) -> bool:
+def resolvable(path: str) -> bool:
     return bool(path) and "$" not in path and "`" not in path
 
 
@@ -23,11 +23,11 @@ def workdir(job, script, scripts: list) -> tuple:
     """(directory, how it was found): --chdir, the first `cd`, else the repo root."""
     if script is not None:
         d = script.get("chdir")
-        if d and _resolvable(d.value):
+        if d and resolvable(d.value):
             return _abs(job, d.value), f"{script.rel}:{d.line} (--chdir)"
     for s in scripts:
         for cmd in s.commands:
-            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and _resolvable(cmd.argv[1]):
+            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and resolvable(cmd.argv[1]):
                 p = _abs(job, cmd.argv[1])
                 if p.is_dir():
                     return p, f"{s.rel}:{cmd.line} (cd)"
