@@ -67,7 +67,10 @@ def hip_alloc_conf(job) -> Iterator[Finding]:
                 f"{', '.join(v.name for v in lose)}",
                 location=env_location(win), fix="Keep one allocator variable; unset the others.",
                 commands=tuple(f"unset {v.name}" for v in set_ if v.name != keep),
-                data=dict(data, kind="conflict"), severity=Severity.ERROR)
+                data=dict(data, kind="conflict"),
+                # precision rule: an unresolved part may make the values equal after all
+                severity=Severity.WARNING if any(v.unresolved for v in set_)
+                else Severity.ERROR)
         win = set_[0] if set_ else None
         value = win.value if win else ""
         tv = job.torch_release

@@ -157,6 +157,36 @@ class Job:
         """The facts this run used, for the report."""
         out = dict(self._facts)
         out.update({k: v for k, v in self._overrides.items() if k in out or k in PROBES})
+        model = self._job_model_facts()
+        if model:
+            out["job"] = model
+        return out
+
+    def _job_model_facts(self) -> dict:
+        """What the checks read of each job script: its training step (launcher chain,
+        entry, ranks with their sources) and the platform decision with its evidence,
+        for the scripts a check asked about (nothing is computed just for the report)."""
+        out: dict = {}
+        for script in self.scripts:
+            steps = self._memo.get(("steps", script.rel))
+            platform = self._memo.get(("platform", script.rel))
+            if steps is None and platform is None:
+                continue
+            entry: dict = {}
+            if steps is not None:
+                step = next((s for s in steps if s.is_training), steps[-1])
+                entry["step"] = {
+                    "at": step.where if step.line else None,
+                    "chain": [f"{x.kind} ({x.path}:{x.line})" for x in step.chain],
+                    "entry": step.entry, "args": list(step.args)[:20],
+                    "ranks_per_node": [step.ranks_per_node.value, step.ranks_per_node.source],
+                    "cpus_per_rank": [step.cpus_per_rank.value, step.cpus_per_rank.source],
+                    "gpus_per_node": [step.gpus_per_node.value, step.gpus_per_node.source],
+                    "nodes": [step.nodes.value, step.nodes.source],
+                    "notes": step.notes[:10]}
+            if platform is not None:
+                entry["platform"] = platform.to_dict()
+            out[script.rel] = entry
         return out
 
     # ---- the job -------------------------------------------------------

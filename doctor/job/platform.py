@@ -102,12 +102,30 @@ def _fact(job: Any, name: str) -> Any:
         return None
 
 
+# Partitions whose nodes are known to be AMD: LUMI-G (MI250X), the only ROCm system
+# among the public ones the seeds come from; its projects are project_46xxxxxxx.
+ROCM_PARTITIONS = {"standard-g", "small-g", "dev-g", "ju-standard-g", "ju-strategic-g"}
+_LUMI_ACCOUNT = re.compile(r"^project_46\d{7}$")
+
+
+def _site_signs(script: Any) -> list:
+    if script is None:
+        return []
+    part, acct = script.get("partition"), script.get("account")
+    if part is not None and part.value in ROCM_PARTITIONS and acct is not None \
+            and _LUMI_ACCOUNT.match(acct.value):
+        return [f"{script.rel}:{part.line} asks for LUMI's GPU partition {part.value} "
+                "(AMD MI250X nodes)"]
+    return []
+
+
 def _step_signs(job: Any, script: Any) -> tuple:
     """(ROCm signs, NVIDIA signs) in the step's environment, container and script text."""
     step = job.step(script)
     env = step.env
-    rocm = [f"{n} is set ({env[n].where()})" for n in ROCM_VARS if n in env
-            and env[n].channel != "login"]
+    rocm = _site_signs(script)
+    rocm += [f"{n} is set ({env[n].where()})" for n in ROCM_VARS if n in env
+             and env[n].channel != "login"]
     cuda = [f"{n} is set ({env[n].where()})" for n in NVIDIA_VARS if n in env
             and env[n].channel != "login"]
     if step.container is not None:
