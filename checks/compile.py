@@ -5,6 +5,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.code import CodeValue, CompileCall, code_settings
 
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -33,18 +34,21 @@ def _python_version(job) -> tuple:
 
 
 @check("torch-compile-risk", title="torch.compile is enabled where it will fail or hang",
-       severity="error", tags=("compile", "triton", "dataloader"), needs=("configs",),
+       severity="error", tags=("compile", "triton", "dataloader"), needs=("configs", "repo"),
        timeout=15)
 def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Finding]:
     """A config turns torch.compile on where it fails: no triton, aarch64, small RAM, fork.
 
     Finds `compile: true`, a compile mode string, or `compile: {mode: ...}`
-    in the configs. Statically: fork-started DataLoader workers (num_workers
-    > 0 with no `multiprocessing_context: spawn|forkserver`) in the same
-    config. On a live node, from facts: no triton installed (read from
-    package metadata, no import) while the job targets a GPU, the same on
-    aarch64, and `max-autotune` on a node with little memory. When the job
-    trains inside a container (`singularity|apptainer exec`, `srun
+    in the configs, and `torch.compile(...)` calls (or `@torch.compile`) in
+    the repo's code, read without importing it; a call under an `if` may not
+    run, so its findings are at most warnings that name the condition.
+    Statically: fork-started DataLoader workers (num_workers > 0 with no
+    `multiprocessing_context: spawn|forkserver`) in the same config, or in a
+    DataLoader(...) call in the code for a compile call. On a live node, from
+    facts: no triton installed (read from package metadata, no import) while
+    the job targets a GPU, the same on aarch64, and `max-autotune` on a node
+    with little memory. When the job trains inside a container (`singularity|apptainer exec`, `srun
     --container-image`, `srun --environment`) that the doctor is not running
     in, this node's triton says nothing about the job's, so the triton rule
     is left out (noted in the report's facts): run the doctor inside the
@@ -69,14 +73,14 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
     """
     found = [(cfg, kp, m, *s) for cfg in job.configs for kp, m in cfg.mappings()
              if (s := compile_setting(m))]
-    if not found:
-        raise Skip("no config turns torch.compile on")
+    code = code_settings(job, job.job_env(job.scripts[0] if job.scripts else None).plain())
+    if not found and not code.compiles:
+        raise Skip("no config or torch.compile call in the code turns torch.compile on")
+    places = [_config_place(job, *f) for f in found] + \
+        [_code_place(job, c, code.loaders) for c in code.compiles]
     live = not job.static
-    for cfg, _kp, m, key, mode in found:
-        loc = Location(cfg.rel, m.line_of(key))
-        what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
-        base = {"config": cfg.rel, "key": key, "mode": mode}
-        yield from _fork_workers(job, cfg, what, base)
+    for what, loc, mode, base, fork, unseen in places:
+        yield from fork
         if not live:
             continue
         triton = job.fact("triton") or {}
@@ -91,11 +95,13 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
                 f"{what} but no triton is installed"
                 + (" (aarch64: triton's wheels were x86-only for a long time)" if arm else
                    f" for the {gpu} target") + ": inductor raises TritonMissing at the first "
-                "compiled step",
+                "compiled step" + (f" — not shown end to end: {unseen}" if unseen else ""),
                 location=loc, fix="Install the triton matching this torch build, or turn "
                 "compile off for this node.",
                 commands=("pip install triton",) if not arm else (),
-                data=dict(base, rule="triton-missing", machine=machine, target=gpu))
+                data=dict(base, rule="triton-missing", machine=machine, target=gpu,
+                          **({"unseen": [unseen]} if unseen else {})),
+                severity=Severity.WARNING if unseen else None)
         mem = (job.fact("node") or {}).get("memory_bytes")
         if mode and mode.startswith("max-autotune") and mem and \
                 mem < min_autotune_memory_gb * 2**30:
@@ -106,6 +112,32 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
                 location=loc, fix="Use mode: default or reduce-overhead on this node.",
                 data=dict(base, rule="max-autotune-memory", memory_bytes=mem),
                 severity=Severity.WARNING)
+
+
+def _config_place(job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
+    """(what, location, mode, data, fork findings, unseen link) for a config's compile."""
+    what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
+    base = {"config": cfg.rel, "key": key, "mode": mode}
+    return (what, Location(cfg.rel, m.line_of(key)), mode, base,
+            list(_fork_workers(job, cfg, what, base)), "")
+
+
+def _code_place(job, call: CompileCall, loaders: tuple) -> tuple:
+    """The same for a torch.compile call in the code. Under an `if`, compile may be off:
+    the doctor cannot see the condition, so its findings are warnings naming it."""
+    mode = call.mode.value if call.mode is not None and call.mode.complete and \
+        isinstance(call.mode.value, str) else None
+    what = f"{call.file}:{call.line} {call.text}"
+    base = {"code": call.file, "line": call.line, "mode": mode,
+            "backend": _const(call.backend), "fullgraph": _const(call.fullgraph)}
+    unseen = (f"{call.text} is called under a condition at {call.file}:{call.line}"
+              if call.conditional else "")
+    return (what, Location(call.file, call.line), mode, base,
+            list(_fork_workers_in_code(job, loaders, what, base)), unseen)
+
+
+def _const(v: Optional[CodeValue]) -> Optional[object]:
+    return v.value if v is not None and v.complete else None
 
 
 def _runs_in_other_container(job) -> Optional[str]:
@@ -131,6 +163,30 @@ def _gpu_target(job) -> Optional[str]:
         if s.gpus_per_node():
             return "GPU"
     return None
+
+
+def _fork_workers_in_code(job, loaders: tuple, what: str, base: dict) -> Iterator[Finding]:
+    """DataLoader calls in the code that fork workers, next to a compile in the code."""
+    py = _python_version(job) if not job.static else ()
+    for call in loaders:
+        w, ctx = call.get("num_workers"), call.get("multiprocessing_context")
+        workers = w.value if w is not None and w.complete else None
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers <= 0:
+            continue
+        context = ctx.value if ctx is not None and ctx.complete else None
+        if (ctx is not None and not ctx.complete) or context in SAFE_CONTEXTS or \
+                (context is None and py >= (3, 14)):
+            continue
+        line = (ctx or w).line
+        yield Finding(
+            f"{what} with {workers} DataLoader workers started by fork at {call.file}:{line}: "
+            "forking after triton compiled kills workers with `LLVM ERROR: pthread_join "
+            "failed`",
+            location=Location(call.file, line),
+            fix="Start the workers with spawn: pass multiprocessing_context='spawn' to "
+                "DataLoader(...).",
+            data=dict(base, rule="fork-workers", num_workers=workers, context=context),
+            severity=Severity.WARNING)
 
 
 def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:

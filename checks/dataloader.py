@@ -5,8 +5,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
-from doctor import Finding, Location, Skip, check
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.code import CodeValue, LoaderCall, code_settings
 from doctor.job.configs import ConfigFile, is_unresolved, keypath
+from doctor.job.launch import scripts_or_none
 from doctor.job.loaders import LoaderSpec, PG_SECTIONS, _is_number, loader_specs
 from doctor.job.versions import parse_version
 
@@ -33,7 +35,68 @@ class Conflict:
     extra: dict = field(default_factory=dict)
 
 
-def _value(spec: LoaderSpec, key: str, kind: str) -> tuple:
+LOADER_OPTIONS = ("num_workers", "timeout", "prefetch_factor", "persistent_workers",
+                  "multiprocessing_context")
+
+
+@dataclass
+class CodeSpec:
+    """A DataLoader call in the code, shaped like a config's LoaderSpec for `conflicts`:
+    `mapping` holds the values the call receives (a CodeValue where it is unknown);
+    `links` the links of each key's path that the doctor could not see."""
+    call: LoaderCall
+    mapping: dict
+    values: dict
+    links: dict
+    notes: list = field(default_factory=list)
+
+    @property
+    def rel(self) -> str:
+        return self.call.file
+
+    @property
+    def where(self) -> str:
+        return f"DataLoader at {self.call.file}:{self.call.line}"
+
+    def line(self, key: str) -> Optional[int]:
+        return self.values[key].line if key in self.values else self.call.line
+
+
+def code_spec(call: LoaderCall) -> CodeSpec:
+    """The options this call passes. A value guarded by the worker count takes the branch
+    the known worker count picks; the key is left out when that branch does not pass it."""
+    values = {k: v for k in LOADER_OPTIONS if (v := call.get(k)) is not None}
+    workers = values.get("num_workers")
+    count = 0 if workers is None else workers.value if workers.known and \
+        workers.kind != "guarded" and _is_number(workers.value) else None
+    mapping: dict = {}
+    links: dict = {}
+    for key, v in list(values.items()):
+        if v.kind == "guarded":
+            if count is None:
+                v = CodeValue("unknown", file=v.file, line=v.line, text=v.text,
+                              why="guarded by the worker count, which the doctor cannot read")
+            else:
+                branch = v.workers if count > 0 else v.zero
+                links[key] = [f"{key}={v.text} is guarded by the worker count"]
+                if branch is None:
+                    del values[key]
+                    continue
+                v = values[key] = branch
+        mapping[key] = v.value if v.known else v
+        if not v.complete:
+            links.setdefault(key, []).append(v.link())
+    if call.partial:
+        links["partial"] = [f"DataLoader is made through functools.partial at {call.file}:"
+                            f"{call.line}; where it is called may pass other values"]
+    return CodeSpec(call, mapping, values, links)
+
+
+def _rel(spec: Any) -> str:
+    return spec.config.rel if isinstance(spec, LoaderSpec) else spec.rel
+
+
+def _value(spec: Any, key: str, kind: str) -> tuple:
     """(known, value). kind: int, number, bool, context. Unknowable values → (False, note)."""
     if key not in spec.mapping:
         defaults = {"num_workers": 0, "timeout": 0, "prefetch_factor": None,
@@ -41,8 +104,11 @@ def _value(spec: LoaderSpec, key: str, kind: str) -> tuple:
         return True, defaults[key]
     v = spec.mapping[key]
     line = spec.line(key)
+    if isinstance(v, CodeValue):
+        spec.notes.append(f"{_rel(spec)}:{line}: {key}: {v.text}: {v.why}; not checked")
+        return False, None
     if is_unresolved(v):
-        spec.notes.append(f"{spec.config.rel}:{line}: {key}: {v!r} is filled in at run time; "
+        spec.notes.append(f"{_rel(spec)}:{line}: {key}: {v!r} is filled in at run time; "
                           "not checked")
         return False, None
     ok = {"int": lambda x: isinstance(x, int) and not isinstance(x, bool),
@@ -51,13 +117,13 @@ def _value(spec: LoaderSpec, key: str, kind: str) -> tuple:
           "bool": lambda x: x is None or isinstance(x, (bool, int)),
           "context": lambda x: not isinstance(x, (dict, list))}[kind](v)
     if not ok:
-        spec.notes.append(f"{spec.config.rel}:{line}: {key}: {v!r} is not a plain "
+        spec.notes.append(f"{_rel(spec)}:{line}: {key}: {v!r} is not a plain "
                           f"{'integer' if kind in ('int', 'prefetch') else kind}; not checked")
         return False, None
     return True, v
 
 
-def conflicts(spec: LoaderSpec, version: Optional[tuple]) -> list:
+def conflicts(spec: Any, version: Optional[tuple]) -> list:
     """The rules this DataLoader spec breaks under the given torch (major, minor)."""
     v2 = version is None or version >= (2, 0)
     out: list = []
@@ -189,7 +255,7 @@ def pg_timeouts(cfg: ConfigFile) -> list:
     return out
 
 
-def _pg_conflict(spec: LoaderSpec, pgs: list) -> Optional[Conflict]:
+def _pg_conflict(spec: Any, pgs: list) -> Optional[Conflict]:
     if "timeout" not in spec.mapping:
         return None
     timeout = spec.mapping["timeout"]
@@ -213,7 +279,8 @@ def _pg_conflict(spec: LoaderSpec, pgs: list) -> Optional[Conflict]:
 
 
 @check("dataloader-option-conflict", title="DataLoader options that torch rejects",
-       severity="error", tags=("dataloader", "config"), needs=("configs",), timeout=10)
+       severity="error", tags=("dataloader", "config"), needs=("configs", "repo"),
+       timeout=10)
 def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
     """A DataLoader option in a config makes torch raise, at construction or the first batch.
 
@@ -246,6 +313,18 @@ def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
       ends in _ms, _min/_minutes or _h/_hours, or the value says so ("30m",
       "0:30:00", {minutes: 30}).
 
+    `DataLoader(...)` calls in the repo's code (also `functools.partial(DataLoader,
+    ...)`), read without importing it, are specs too, reported at the call.
+    A keyword value is followed through constants, names assigned once,
+    literal `**` dicts (with their `d['k'] = v`), `os.environ.get("X", "8")`
+    (X from the job script's environment, else its default), `cfg.get('k', d)`
+    and `x if num_workers > 0 else None` (guarded: the branch the worker count
+    picks). Precision rule: a finding is an `error` only when the whole path
+    from the written value to the DataLoader is shown; a value that is an env
+    variable's default, a config key's default, guarded, or reached through a
+    partial makes it a `warning` that names that link (`data.unseen`). The
+    timeout rule also compares with the code's `init_process_group(timeout=...)`.
+
     Values filled in at run time (`${oc.env:...}`, `$VAR`, `???`) or not plain
     numbers are never guessed: the rules that need them are not applied and
     the note is put in each finding's `data.notes` and in the report's facts
@@ -266,13 +345,18 @@ def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
     DataLoader timeout well below the process-group timeout (e.g. 120 s against
     1800 s).
     """
-    if not job.configs:
-        raise Skip("no training configs (pass --config or set `configs:` in settings)")
     specs = list(loader_specs(job.configs))
-    if not specs:
-        raise Skip(f"no DataLoader options in {len(job.configs)} config(s)")
+    runs = _code_runs(job)
+    calls = {(c.file, c.line) for _, _, code in runs for c in code.loaders}
+    if not job.configs and not calls:
+        raise Skip("no training configs (pass --config or set `configs:` in settings) and no "
+                   "DataLoader(...) call in the code")
+    if not specs and not calls:
+        raise Skip(f"no DataLoader options in {len(job.configs)} config(s) and no "
+                   "DataLoader(...) call in the code")
     raw_version = job.torch_version
     version = parse_version(raw_version)
+    code_pgs = [p for p in runs[0][2].pg_inits if p.timeout is not None] if runs else []
     pg_by_config: dict = {}  # a config's process-group timeouts, read once for its specs
     notes: list = []
     for spec in specs:
@@ -280,26 +364,112 @@ def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
         if spec.config.rel not in pg_by_config:
             pg_by_config[spec.config.rel] = pg_timeouts(spec.config)
         pg = _pg_conflict(spec, pg_by_config[spec.config.rel])
+        pg_links: list = []
+        if pg is None:   # then the code's init_process_group, whose run the doctor cannot tie
+            pg = _pg_conflict(spec, _code_pg_candidates(code_pgs))
+            pg_links = [f"the job runs the init_process_group ({pg.keys[1]}, line "
+                        f"{pg.extra['pg_line']}) with this config"] if pg else []
         if pg:
             found.append(pg)
         notes += spec.notes
         for c in found:
-            data = {"config": spec.config.rel, "keys": c.keys, "torch_version": raw_version,
-                    "rule": c.rule, "keypath": spec.where,
-                    "values": {k: spec.mapping[k] for k in c.keys if k in spec.mapping},
-                    "raises": c.raises, **c.extra}
-            if version is None:
-                data["assumed"] = ("torch version unknown: applied the torch >= 2.0 rules"
-                                   if raw_version is None else
-                                   f"torch version {raw_version!r} not understood: applied "
-                                   "the torch >= 2.0 rules")
-            if spec.notes:
-                data["notes"] = list(spec.notes)
-            torch_txt = f"torch {raw_version}" if raw_version else "torch >= 2.0 (assumed)"
-            effect = (c.raises if c.rule == "timeout-not-below-pg-timeout"
-                      else f"{torch_txt} raises {c.raises}")
-            yield Finding(f"{spec.where}: {c.message} — {effect}",
-                          location=Location(spec.config.rel, spec.line(c.keys[0])),
-                          fix=c.fix[0].upper() + c.fix[1:] + ".", data=data)
+            links = pg_links if c.rule == "timeout-not-below-pg-timeout" else []
+            yield _finding(spec, c, raw_version, version, {"config": spec.config.rel},
+                           spec.config.rel, links)
+    seen: set = set()
+    for script, env, code in runs:
+        for call in code.loaders:
+            cspec = code_spec(call)
+            for c, links in _code_conflicts(cspec, version, code.pg_inits):
+                if (call.file, call.line, c.rule) in seen:
+                    continue   # the same call judged under another script's environment
+                seen.add((call.file, call.line, c.rule))
+                extra = {"code": {"file": call.file, "line": call.line},
+                         "from": _origins(cspec, c.keys, env)}
+                if script is not None:
+                    extra["script"] = script.rel
+                yield _finding(cspec, c, raw_version, version, extra, call.file, links)
+            notes += [n for n in cspec.notes if n not in notes]
     if notes:
         job.record_fact("dataloader_unchecked", notes)
+
+
+def _finding(spec: Any, c: Conflict, raw_version: Optional[str], version: Optional[tuple],
+             extra: dict, rel: str, links: list) -> Finding:
+    """One conflict as a finding; a warning naming the links when the path is not whole."""
+    data = {**extra, "keys": c.keys, "torch_version": raw_version, "rule": c.rule,
+            "keypath": spec.where, "values": {k: spec.mapping[k] for k in c.keys
+                                              if k in spec.mapping},
+            "raises": c.raises, **c.extra}
+    if version is None:
+        data["assumed"] = ("torch version unknown: applied the torch >= 2.0 rules"
+                           if raw_version is None else
+                           f"torch version {raw_version!r} not understood: applied "
+                           "the torch >= 2.0 rules")
+    if spec.notes:
+        data["notes"] = list(spec.notes)
+    torch_txt = f"torch {raw_version}" if raw_version else "torch >= 2.0 (assumed)"
+    effect = (c.raises if c.rule == "timeout-not-below-pg-timeout"
+              else f"{torch_txt} raises {c.raises}")
+    message = f"{spec.where}: {c.message} — {effect}"
+    severity = None
+    if links:
+        data["unseen"] = links
+        message += " — not shown end to end: " + "; ".join(links)
+        severity = Severity.WARNING
+    return Finding(message, location=Location(rel, spec.line(c.keys[0])),
+                   fix=c.fix[0].upper() + c.fix[1:] + ".", data=data, severity=severity)
+
+
+# ---- DataLoader calls in the code -----------------------------------------------------
+def _code_runs(job: Any) -> list:
+    """[(script, its env, the code's settings under it)]: env values differ per script."""
+    out = []
+    for script in scripts_or_none(job):
+        env = job.job_env(script)
+        out.append((script, env, code_settings(job, env.plain())))
+    return out
+
+
+def _code_conflicts(spec: CodeSpec, version: Optional[tuple], pg_inits: tuple) -> list:
+    """[(Conflict, the links the doctor could not see)] for one call."""
+    out = []
+    for c in conflicts(spec, version):
+        links = [x for k in c.keys for x in spec.links.get(k, [])]
+        out.append((c, links + spec.links.get("partial", [])))
+    explicit = [p for p in pg_inits if p.timeout is not None]
+    pg = _pg_conflict(spec, _code_pg_candidates(explicit))
+    if pg:
+        chosen = next(p for p in explicit if p.seconds == pg.extra["pg_timeout_s"] and
+                      p.line == pg.extra["pg_line"])
+        links = list(spec.links.get("timeout", []))
+        if chosen.timeout is not None and not chosen.timeout.complete:
+            links.append(chosen.timeout.link())
+        if chosen.file != spec.call.file:
+            links.append(f"the job runs the init_process_group at {chosen.file}:{chosen.line} "
+                         f"with {spec.call.file}")
+        out.append((pg, links))
+    return out
+
+
+def _code_pg_candidates(pgs: list) -> list:
+    """The code's explicit init_process_group timeouts as `_pg_conflict` candidates."""
+    return [(p.seconds, "timeout", f"init_process_group timeout in {p.file}", p.line, 0)
+            for p in pgs if p.seconds]
+
+
+def _origins(spec: CodeSpec, keys: list, env: Any) -> dict:
+    """Where each value came from, for the finding's data: constant, env (and where the
+    job sets it), env-default, config key."""
+    out = {}
+    for k in keys:
+        v = spec.values.get(k)
+        if v is None:
+            continue
+        o = {"kind": v.kind, "text": v.text, "line": v.line}
+        if v.source:
+            o["source"] = v.source
+        if v.kind == "env" and v.source in env:
+            o["set_at"] = env[v.source].where()
+        out[k] = o
+    return out

@@ -1,0 +1,756 @@
+"""Settings the training code passes, read from its AST (the repo is never imported).
+
+DataLoader(...) calls with their keyword values, init_process_group timeouts and
+patches of torch's default timeout, torch.compile calls, and the os.environ
+assignments an entry module makes before it imports torch. A value is followed
+only as far as the doctor can show it: a constant, an environment variable
+(resolved through the environment the caller passes in, else its default), a
+config key's default, a literal dict spread, a name assigned once, or an
+expression guarded by the worker count. Anything else is `unknown`, with its
+source text and the reason.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Optional
+
+from doctor.job.sources import python_trees
+
+# DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
+POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
+              "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
+              "multiprocessing_context", "generator")
+LOADER_PREFIXES = ("torch.utils.data", "utils.data", "data", "torch.utils.data.dataloader",
+                   "dataloader")
+PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_nccl_timeout")
+DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "other": 1800.0}  # torch 2.x defaults
+# Importing any of these imports torch: an env var set after them is set after torch.
+TORCH_IMPORTERS = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate",
+                   "deepspeed", "torchvision", "torchaudio", "timm")
+_SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "seconds": 1,
+            "milliseconds": 0.001, "microseconds": 1e-6}
+_CONVERT = {"int": int, "float": float, "str": str, "bool": bool}
+_ENV_FUNCS = ("setdefault", "putenv")
+
+
+@dataclass(frozen=True)
+class CodeValue:
+    """One value as the code writes it, and how far the doctor could follow it.
+
+    kind: constant | env (set in the given environment) | env-default (X unset there:
+    its default) | config (a `cfg.get('k', d)` default) | guarded (by the worker count:
+    `zero` when num_workers is 0, `workers` otherwise; None = the key is not passed) |
+    unknown (`why` says what the doctor cannot follow)."""
+    kind: str
+    value: Any = None
+    file: str = ""
+    line: int = 0
+    text: str = ""
+    source: str = ""          # the env variable or config key it comes from
+    why: str = ""
+    zero: Optional["CodeValue"] = None
+    workers: Optional["CodeValue"] = None
+
+    @property
+    def known(self) -> bool:
+        return self.kind != "unknown"
+
+    @property
+    def complete(self) -> bool:
+        """The whole path from the written value to the call is shown."""
+        return self.kind in ("constant", "env")
+
+    def link(self) -> str:
+        """The link the doctor could not see, for warnings."""
+        if self.kind == "env-default":
+            return (f"{self.text} is {self.value!r} from the default of {self.source} "
+                    f"(not set in the job's environment that the doctor sees)")
+        if self.kind == "config":
+            return (f"{self.text} is the default {self.value!r} of config key "
+                    f"{self.source!r}; a config may replace it")
+        if self.kind == "guarded":
+            return f"{self.text} is guarded by the worker count"
+        if self.kind == "unknown":
+            return f"{self.text}: {self.why}"
+        return ""
+
+
+@dataclass(frozen=True)
+class LoaderCall:
+    """A DataLoader(...) call (or functools.partial(DataLoader, ...))."""
+    file: str
+    line: int
+    text: str
+    kwargs: Mapping[str, CodeValue]
+    opaque: Optional[str] = None   # a **spread or *args the doctor cannot read
+    partial: bool = False
+
+    def get(self, key: str) -> Optional[CodeValue]:
+        """The key's value; None when not passed (DataLoader's default applies)."""
+        if key in self.kwargs:
+            return self.kwargs[key]
+        if self.opaque:
+            return CodeValue("unknown", file=self.file, line=self.line, text=key,
+                             why=f"may come through {self.opaque}")
+        return None
+
+
+@dataclass(frozen=True)
+class PgInit:
+    """An init_process_group(...) call; timeout None when not passed."""
+    file: str
+    line: int
+    text: str
+    backend: Optional[str]
+    timeout: Optional[CodeValue]   # value in seconds
+
+    @property
+    def seconds(self) -> Optional[float]:
+        """The timeout the process group gets: the passed one, else torch's default."""
+        if self.timeout is None:
+            return DEFAULT_PG_TIMEOUT_S["nccl" if self.backend in (None, "nccl") else "other"]
+        return float(self.timeout.value) if self.timeout.known else None
+
+
+@dataclass(frozen=True)
+class PgPatch:
+    """An assignment to torch's default process-group timeout."""
+    file: str
+    line: int
+    text: str
+    attr: str
+
+
+@dataclass(frozen=True)
+class CompileCall:
+    """torch.compile(...) (or @torch.compile); conditional when under an if."""
+    file: str
+    line: int
+    text: str
+    mode: Optional[CodeValue]
+    backend: Optional[CodeValue]
+    fullgraph: Optional[CodeValue]
+    conditional: bool = False
+
+
+@dataclass(frozen=True)
+class EnvAssign:
+    """An os.environ assignment in an entry module (how: set | setdefault | putenv)."""
+    name: str
+    value: Optional[str]
+    file: str
+    line: int
+    text: str
+    before_torch_import: bool
+    how: str = "set"
+
+
+@dataclass(frozen=True)
+class CodeSettings:
+    loaders: tuple = ()
+    pg_inits: tuple = ()
+    pg_patches: tuple = ()
+    compiles: tuple = ()
+    env_sets: tuple = ()           # (name, file, line) anywhere in the code
+    env_reads: frozenset = frozenset()
+
+
+def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
+    """Everything above for the whole repo, env values resolved through `env`."""
+    key = ("code_settings", tuple(sorted(env.items())))
+    return job.memo(key, lambda: _scan_repo(job, dict(env)))
+
+
+def _scan_repo(job: Any, env: dict) -> CodeSettings:
+    parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
+    reads: set = set()
+    for path, tree in python_trees(job):
+        found = _Module(tree, job.rel(path), env).scan()
+        for k in parts:
+            parts[k] += found[k]
+        reads |= found["env_reads"]
+    return CodeSettings(**{k: tuple(v) for k, v in parts.items()}, env_reads=frozenset(reads))
+
+
+# ---- scopes ------------------------------------------------------------------
+@dataclass
+class _Scope:
+    parent: Optional["_Scope"]
+    name: str = "<module>"
+    assigned: dict = field(default_factory=dict)   # name → expr, None when not one plain value
+    params: set = field(default_factory=set)
+    dict_sets: dict = field(default_factory=dict)  # name → [(key, expr, conds, line)]
+    dict_opaque: set = field(default_factory=set)
+
+    def bind(self, name: str, value: Optional[ast.expr]) -> None:
+        self.assigned[name] = None if name in self.assigned else value
+
+    def lookup(self, name: str) -> tuple:
+        """(scope, expr or None) where the name is bound; (None, None) when nowhere."""
+        s: Optional[_Scope] = self
+        while s is not None:
+            if name in s.assigned or name in s.params:
+                return s, s.assigned.get(name)
+            s = s.parent
+        return None, None
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def _const_str(node: Optional[ast.AST]) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _is_environ(node: ast.AST) -> bool:
+    return _dotted(node) in ("os.environ", "environ")
+
+
+def environ_key(node: ast.AST) -> Optional[str]:
+    """X for `os.environ["X"]`."""
+    return _const_str(node.slice) if isinstance(node, ast.Subscript) and \
+        _is_environ(node.value) else None
+
+
+def _env_call(node: ast.Call) -> Optional[str]:
+    """get | getenv | setdefault | putenv when this call reads or writes os.environ."""
+    f = node.func
+    name = _dotted(f)
+    if name in ("os.getenv", "getenv", "os.putenv", "putenv"):
+        return name.rsplit(".", 1)[-1]
+    if isinstance(f, ast.Attribute) and _is_environ(f.value) and f.attr in ("get", "setdefault"):
+        return f.attr
+    return None
+
+
+class _Module:
+    """One module's walk: scopes first, then every call evaluated in its scope."""
+
+    def __init__(self, tree: ast.Module, rel: str, env: dict):
+        self.tree, self.rel, self.env = tree, rel, env
+        self.calls: list = []          # (call, scope, conds)
+        self.out: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles",
+                                          "env_sets")}
+        self.out["env_reads"] = set()
+        self.torch_names = {"DataLoader"} if self._imports_torch_dataloader() else set()
+
+    def _imports_torch_dataloader(self) -> bool:
+        return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torch")
+                   and any(a.name == "DataLoader" for a in n.names)
+                   for n in ast.walk(self.tree))
+
+    def scan(self) -> dict:
+        self._walk(self.tree.body, _Scope(None), ())
+        for call, scope, conds in self.calls:
+            self._call(call, scope, conds)
+        return self.out
+
+    # -- the walk: bindings, dict mutations, calls with the ifs around them
+    def _walk(self, stmts: list, scope: _Scope, conds: tuple) -> None:
+        for st in stmts:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope.bind(st.name, None)
+                for d in st.decorator_list:
+                    self._decorator(d, conds)
+                    self._exprs(d, scope, conds)
+                child = _Scope(scope, st.name)
+                a = st.args
+                child.params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+                child.params |= {x.arg for x in (a.vararg, a.kwarg) if x}
+                self._walk(st.body, child, ())
+            elif isinstance(st, ast.ClassDef):
+                self._walk(st.body, scope, conds)
+            elif isinstance(st, ast.If):
+                self._exprs(st.test, scope, conds)
+                self._walk(st.body, scope, conds + ((st.test, True),))
+                self._walk(st.orelse, scope, conds + ((st.test, False),))
+            else:
+                self._simple(st, scope, conds)
+
+    def _simple(self, st: ast.stmt, scope: _Scope, conds: tuple) -> None:
+        loop = isinstance(st, (ast.For, ast.AsyncFor, ast.While))
+        inner = conds + ((None, True),) if loop else conds   # a loop body may not run
+        for _field, value in ast.iter_fields(st):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                self._walk(value, scope, inner)
+            elif isinstance(value, list):
+                for v in value:
+                    if isinstance(v, ast.ExceptHandler):
+                        if v.name:
+                            scope.bind(v.name, None)
+                        self._walk(v.body, scope, conds + ((None, True),))
+                    elif isinstance(v, ast.AST):
+                        self._exprs(v, scope, conds)
+            elif isinstance(value, ast.AST):
+                self._exprs(value, scope, conds)
+        self._bindings(st, scope, conds)
+
+    def _bindings(self, st: ast.stmt, scope: _Scope, conds: tuple) -> None:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                self._target(t, st.value if len(st.targets) == 1 else None, scope, conds, st)
+        elif isinstance(st, ast.AnnAssign) and st.value is not None:
+            self._target(st.target, st.value, scope, conds, st)
+        elif isinstance(st, ast.AugAssign):
+            self._target(st.target, None, scope, conds, st)
+        elif isinstance(st, (ast.Import, ast.ImportFrom)):
+            for a in st.names:
+                scope.bind((a.asname or a.name).split(".")[0], None)
+        elif isinstance(st, ast.Delete):
+            for t in st.targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+                    scope.dict_opaque.add(t.value.id)
+        for node in ast.walk(st):   # loop, with and walrus targets: not one plain value
+            for t in _loose_targets(node):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        scope.bind(n.id, None)
+
+    def _target(self, t: ast.expr, value: Optional[ast.expr], scope: _Scope, conds: tuple,
+                st: ast.stmt) -> None:
+        if isinstance(t, ast.Name):
+            scope.bind(t.id, value)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                self._target(e, None, scope, conds, st)
+        elif isinstance(t, ast.Subscript):
+            name = environ_key(t)
+            if name:
+                self.out["env_sets"].append((name, self.rel, st.lineno))
+            elif isinstance(t.value, ast.Name):
+                key = _const_str(t.slice)
+                if key is None or value is None:
+                    scope.dict_opaque.add(t.value.id)
+                else:
+                    scope.dict_sets.setdefault(t.value.id, []).append(
+                        (key, value, conds, st.lineno))
+        elif isinstance(t, ast.Attribute) and t.attr in PG_TIMEOUT_GLOBALS:
+            self.out["pg_patches"].append(PgPatch(self.rel, st.lineno, ast.unparse(st), t.attr))
+
+    def _exprs(self, node: ast.AST, scope: _Scope, conds: tuple) -> None:
+        in_ifexp: set = set()
+        for n in ast.walk(node):
+            if isinstance(n, ast.IfExp):
+                in_ifexp |= {id(c) for b in (n.body, n.orelse) for c in ast.walk(b)}
+            if isinstance(n, ast.Call):
+                self.calls.append((n, scope, conds + (((None, True),) if id(n) in in_ifexp
+                                                      else ())))
+                f = n.func
+                if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                        f.attr in ("update", "pop", "setdefault", "clear", "popitem"):
+                    scope.dict_opaque.add(f.value.id)
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                name = environ_key(n)
+                if name:
+                    self.out["env_reads"].add(name)
+
+    def _decorator(self, d: ast.expr, conds: tuple) -> None:
+        if _dotted(d) == "torch.compile":   # bare @torch.compile: compile, default options
+            self.out["compiles"].append(CompileCall(self.rel, d.lineno, "@torch.compile",
+                                                    None, None, None, bool(conds)))
+
+    # -- the calls
+    def _call(self, call: ast.Call, scope: _Scope, conds: tuple) -> None:
+        fn = _dotted(call.func)
+        last = fn.rsplit(".", 1)[-1]
+        kind = _env_call(call)
+        first = _const_str(call.args[0]) if call.args else None
+        if kind in _ENV_FUNCS and first:
+            self.out["env_sets"].append((first, self.rel, call.lineno))
+        elif kind in ("get", "getenv") and first:
+            self.out["env_reads"].add(first)
+        elif last == "setattr" and len(call.args) > 1 and \
+                _const_str(call.args[1]) in PG_TIMEOUT_GLOBALS:
+            self.out["pg_patches"].append(PgPatch(self.rel, call.lineno, ast.unparse(call),
+                                                  str(_const_str(call.args[1]))))
+        if self._is_loader(call.func):
+            self._loader(call, call.args[1:], scope, partial=False)
+        elif last == "partial" and call.args and self._is_loader(call.args[0]):
+            self._loader(call, call.args[2:], scope, partial=True)
+        elif last == "init_process_group":
+            self._pg_init(call, scope)
+        elif fn == "torch.compile":
+            ev = _Eval(self, scope, None)
+            kw = {k.arg: ev.value(k.value) for k in call.keywords if k.arg}
+            self.out["compiles"].append(CompileCall(
+                self.rel, call.lineno, ast.unparse(call), kw.get("mode"), kw.get("backend"),
+                kw.get("fullgraph"), bool(conds)))
+
+    def _is_loader(self, func: ast.AST) -> bool:
+        name = _dotted(func)
+        if name in self.torch_names:
+            return True
+        prefix, _, last = name.rpartition(".")
+        return last == "DataLoader" and prefix in LOADER_PREFIXES
+
+    def _loader(self, call: ast.Call, positional: list, scope: _Scope, partial: bool) -> None:
+        kwargs: dict = {}
+        opaque: Optional[str] = None
+        workers = next((k.value for k in call.keywords if k.arg == "num_workers"),
+                       positional[4] if len(positional) > 4 else None)
+        ev = _Eval(self, scope, workers)
+        for i, arg in enumerate(positional):
+            if isinstance(arg, ast.Starred) or i >= len(POSITIONAL):
+                opaque = opaque or ast.unparse(arg)
+                continue
+            kwargs[POSITIONAL[i]] = ev.value(arg)
+        for k in call.keywords:
+            if k.arg:
+                kwargs[k.arg] = ev.value(k.value)
+                continue
+            spread = ev.spread(k.value, call.lineno)
+            if spread is None:
+                opaque = f"**{ast.unparse(k.value)}"
+            else:
+                kwargs.update(spread)
+        self.out["loaders"].append(LoaderCall(self.rel, call.lineno, ast.unparse(call),
+                                              kwargs, opaque, partial))
+
+    def _pg_init(self, call: ast.Call, scope: _Scope) -> None:
+        kw = {k.arg: k.value for k in call.keywords if k.arg}
+        backend_node = kw.get("backend") or (call.args[0] if call.args else None)
+        timeout_node = kw.get("timeout") or (call.args[2] if len(call.args) > 2 else None)
+        ev = _Eval(self, scope, None)
+        timeout = ev.seconds(timeout_node) if timeout_node is not None else None
+        backend = _const_str(backend_node) if backend_node is not None else None
+        self.out["pg_inits"].append(PgInit(self.rel, call.lineno, ast.unparse(call),
+                                           backend, timeout))
+
+
+def _loose_targets(node: ast.AST) -> list:
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.target]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [i.optional_vars for i in node.items if i.optional_vars is not None]
+    if isinstance(node, ast.NamedExpr):
+        return [node.target]
+    return []
+
+
+# ---- evaluation ----------------------------------------------------------------
+class _Eval:
+    """Follows one expression as far as the doctor can show it."""
+
+    def __init__(self, module: _Module, scope: _Scope, workers: Optional[ast.expr]):
+        self.m, self.scope = module, scope
+        self.workers = ast.dump(workers) if workers is not None else None
+
+    def _cv(self, node: ast.AST, kind: str, **kw: Any) -> CodeValue:
+        return CodeValue(kind, file=self.m.rel, line=getattr(node, "lineno", 0),
+                         text=ast.unparse(node), **kw)
+
+    def unknown(self, node: ast.AST, why: str) -> CodeValue:
+        return self._cv(node, "unknown", why=why)
+
+    def value(self, node: ast.expr, depth: int = 0) -> CodeValue:
+        if depth > 8:
+            return self.unknown(node, "too deep to follow")
+        if isinstance(node, ast.Constant):
+            return self._cv(node, "constant", value=node.value)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and \
+                isinstance(node.operand, ast.Constant) and \
+                isinstance(node.operand.value, (int, float)):
+            return self._cv(node, "constant", value=-node.operand.value)
+        if isinstance(node, ast.Name):
+            return self._name(node, depth)
+        if isinstance(node, ast.Subscript) and environ_key(node):
+            return self._env(node, str(environ_key(node)), None, required=True)
+        if isinstance(node, ast.Call):
+            return self._callvalue(node, depth)
+        if isinstance(node, ast.IfExp):
+            return self._ifexp(node, depth)
+        if isinstance(node, ast.Attribute):
+            return self.unknown(node, _attribute_why(node))
+        return self.unknown(node, "an expression the doctor does not evaluate")
+
+    def _name(self, node: ast.Name, depth: int) -> CodeValue:
+        scope, expr = self.scope.lookup(node.id)
+        if scope is None:
+            return self.unknown(node, "a name the doctor cannot find")
+        if node.id in scope.params:
+            return self.unknown(node, f"a parameter of {scope.name}()")
+        if expr is None:
+            return self.unknown(node, "assigned more than once, or not a plain value")
+        inner = _Eval(self.m, scope, None)
+        inner.workers = self.workers
+        got = inner.value(expr, depth + 1)
+        return _retext(got, f"{node.id} = {got.text}", node.lineno)
+
+    def _callvalue(self, node: ast.Call, depth: int) -> CodeValue:
+        fn = _dotted(node.func)
+        env = _env_call(node)
+        if env in ("get", "getenv") and node.args and _const_str(node.args[0]):
+            default = node.args[1] if len(node.args) > 1 else None
+            return self._env(node, str(_const_str(node.args[0])), default)
+        if fn in _CONVERT and len(node.args) == 1 and not node.keywords:
+            return _convert(self.value(node.args[0], depth + 1), fn, node)
+        if fn in ("timedelta", "datetime.timedelta"):
+            return self.seconds(node, depth)
+        key, default = _config_get(node)
+        if key is not None:
+            got = self.value(default, depth + 1) if default is not None else \
+                self._cv(node, "constant", value=None)
+            if not got.complete:
+                return self.unknown(node, f"config key {key!r} with a default the doctor "
+                                          "cannot read")
+            return self._cv(node, "config", value=got.value, source=key)
+        return self.unknown(node, f"the result of {fn or 'a call'}(), which the doctor "
+                                  "does not follow")
+
+    def _env(self, node: ast.AST, name: str, default: Optional[ast.expr],
+             required: bool = False) -> CodeValue:
+        if name in self.m.env:
+            return self._cv(node, "env", value=self.m.env[name], source=name)
+        if required:
+            return self.unknown(node, f"{name} is not set in the job's environment that the "
+                                      "doctor sees")
+        got = self.value(default) if default is not None else None
+        if got is not None and not got.complete:
+            return self.unknown(node, f"the default of {name} cannot be read")
+        return self._cv(node, "env-default", value=got.value if got else None, source=name)
+
+    def _ifexp(self, node: ast.IfExp, depth: int) -> CodeValue:
+        sign = self._guard(node.test)
+        if not sign:
+            return self.unknown(node, "a condition the doctor cannot decide")
+        pos, neg = (node.body, node.orelse) if sign > 0 else (node.orelse, node.body)
+        return self._cv(node, "guarded", workers=_pick(self.value(pos, depth + 1), True),
+                        zero=_pick(self.value(neg, depth + 1), False))
+
+    def _is_workers(self, node: ast.AST) -> bool:
+        name = _dotted(node).rsplit(".", 1)[-1].lower()
+        return "worker" in name or (self.workers is not None and ast.dump(node) == self.workers)
+
+    def _guard(self, test: Optional[ast.expr]) -> int:
+        """+1: true exactly when there are workers; -1: exactly when there are none; 0."""
+        if test is None:
+            return 0
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return -self._guard(test.operand)
+        if self._is_workers(test):
+            return 1
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return 0
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(left, ast.Constant):   # 0 < w  →  w > 0
+            left, right = right, left
+            op = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(),
+                  ast.GtE: ast.LtE()}.get(type(op), op)
+        if not (self._is_workers(left) and isinstance(right, ast.Constant)):
+            return 0
+        table: dict = {(ast.Gt, 0): 1, (ast.NotEq, 0): 1, (ast.GtE, 1): 1, (ast.Eq, 0): -1,
+                       (ast.LtE, 0): -1, (ast.Lt, 1): -1}
+        return table.get((type(op), right.value), 0)
+
+    def seconds(self, node: ast.expr, depth: int = 0) -> CodeValue:
+        """A timedelta(...) (or a name for one) in seconds; plain numbers are seconds."""
+        if isinstance(node, ast.Name):
+            scope, expr = self.scope.lookup(node.id)
+            if scope is not None and expr is not None and node.id not in scope.params:
+                return _retext(_Eval(self.m, scope, None).seconds(expr, depth + 1),
+                               f"{node.id} = {ast.unparse(expr)}", node.lineno)
+        if not (isinstance(node, ast.Call) and _dotted(node.func).endswith("timedelta")):
+            return _as_number(self.value(node, depth + 1))
+        parts = [(self.value(a, depth + 1), s) for a, s in zip(node.args, (86400, 1, 1e-6))]
+        parts += [(self.value(k.value, depth + 1), _SECONDS.get(k.arg or "", 0))
+                  for k in node.keywords]
+        bad = next((v for v, s in parts if not v.known or not s or not _number(v.value)), None)
+        if bad is not None:
+            return self.unknown(node, f"{bad.text} is not a number the doctor can read")
+        kind = "constant" if all(v.kind == "constant" for v, _ in parts) else \
+            next(v.kind for v, _ in parts if v.kind != "constant")
+        source = next((v.source for v, _ in parts if v.source), "")
+        total = sum(float(v.value) * s for v, s in parts)
+        return self._cv(node, kind, value=total, source=source)
+
+    def spread(self, node: ast.expr, line: int) -> Optional[dict]:
+        """The keys of a **spread the doctor can read: a dict literal, dict(a=1), or a name
+        assigned one in this scope (with its later `d['k'] = v`). None: cannot read it."""
+        if isinstance(node, ast.Name):
+            scope, expr = self.scope.lookup(node.id)
+            if scope is None or expr is None or node.id in scope.params or \
+                    node.id in scope.dict_opaque:
+                return None
+            there = _Eval(self.m, scope, None)
+            there.workers = self.workers
+            base = there.spread(expr, line)
+            return None if base is None else there._dict_sets(scope, node.id, base, line)
+        if isinstance(node, ast.Dict):
+            if any(k is None or _const_str(k) is None for k in node.keys):
+                return None
+            return {str(_const_str(k)): self.value(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args and \
+                all(k.arg for k in node.keywords):
+            return {str(k.arg): self.value(k.value) for k in node.keywords}
+        return None
+
+    def _dict_sets(self, scope: _Scope, name: str, base: dict, line: int) -> dict:
+        out = dict(base)
+        for key, expr, conds, at in scope.dict_sets.get(name, []):
+            if at > line:
+                continue
+            new = self.value(expr)
+            if not conds:
+                out[key] = new
+            elif len(conds) == 1 and self._guard(conds[0][0]):
+                on_workers = (self._guard(conds[0][0]) > 0) == conds[0][1]
+                old = out.get(key)
+                out[key] = self._cv(
+                    expr, "guarded",
+                    workers=_pick(new if on_workers else old, True),
+                    zero=_pick(old if on_workers else new, False))
+            else:
+                out[key] = self.unknown(expr, f"set at line {at} under a condition the doctor "
+                                              "cannot decide")
+        return out
+
+
+def _pick(v: Optional[CodeValue], workers: bool) -> Optional[CodeValue]:
+    """A guarded value's branch for workers / no workers; other values are the same in
+    both (None: the key is not passed)."""
+    if v is None or v.kind != "guarded":
+        return v
+    return v.workers if workers else v.zero
+
+
+def _config_get(node: ast.Call) -> tuple:
+    """(key, default expr) for cfg.get('k', d) / getattr(cfg, 'k', d); (None, None)."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and f.attr == "get" and node.args and \
+            not _is_environ(f.value) and _const_str(node.args[0]) and len(node.args) <= 2:
+        return _const_str(node.args[0]), (node.args[1] if len(node.args) > 1 else None)
+    if _dotted(f) == "getattr" and len(node.args) == 3 and _const_str(node.args[1]):
+        return _const_str(node.args[1]), node.args[2]
+    return None, None
+
+
+def _attribute_why(node: ast.Attribute) -> str:
+    words = _dotted(node).lower()
+    if any(w in words for w in ("cfg", "conf", "args", "hparams", "opt", "params", "setting")):
+        return "a config attribute the doctor cannot follow"
+    return "an attribute the doctor cannot follow"
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _as_number(v: CodeValue) -> CodeValue:
+    if not v.known or v.kind == "guarded":
+        return v
+    try:
+        return _replace(v, value=float(v.value))
+    except (TypeError, ValueError):
+        return _replace(v, kind="unknown", why=f"{v.value!r} is not a number")
+
+
+def _convert(v: CodeValue, fn: str, node: ast.AST) -> CodeValue:
+    """int(...)/float(...)/str(...)/bool(...) applied to a followed value."""
+    text = ast.unparse(node)
+    if not v.known or v.kind == "guarded":
+        return _replace(v, kind="unknown", text=text,
+                        why=v.why or "a guarded value passed through a conversion")
+    try:
+        return _replace(v, value=_CONVERT[fn](v.value), text=text)
+    except (TypeError, ValueError):
+        return _replace(v, kind="unknown", text=text,
+                        why=f"{fn}({v.value!r}) raises at run time")
+
+
+def _replace(v: CodeValue, **changes: Any) -> CodeValue:
+    from dataclasses import replace
+    return replace(v, **changes)
+
+
+def _retext(v: CodeValue, text: str, line: int) -> CodeValue:
+    return _replace(v, text=text, line=line)
+
+
+# ---- the entry module's environment ----------------------------------------------
+def entry_env(job: Any, path: Any) -> dict:
+    """name → EnvAssign for os.environ assignments at the top of an entry module (and in
+    its `if __name__ == "__main__":` before the first call), in order, last one wins."""
+    rel = job.rel(path)
+    tree = next((t for p, t in python_trees(job) if job.rel(p) == rel), None)
+    if tree is None:
+        return {}
+    return job.memo(("entry_env", rel), lambda: _entry_env(tree, rel))
+
+
+def _entry_env(tree: ast.Module, rel: str) -> dict:
+    out: dict = {}
+    torch = False
+    local_funcs = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef,
+                                                                ast.AsyncFunctionDef))}
+    for st in tree.body:
+        if _is_main_block(st):
+            assert isinstance(st, ast.If)
+            for inner in st.body:
+                if _calls_other_than_env(inner):
+                    break
+                _record_env(inner, rel, not torch, out)
+            break
+        if _imports_torch(st):
+            torch = True
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+                _dotted(st.value.func) in local_funcs:
+            break   # main() at the top level: training runs here
+        _record_env(st, rel, not torch, out)
+    return out
+
+
+def _imports_torch(st: ast.stmt) -> bool:
+    names = [a.name for a in st.names] if isinstance(st, ast.Import) else \
+        [st.module or ""] if isinstance(st, ast.ImportFrom) and not st.level else []
+    return any(n.split(".")[0] in TORCH_IMPORTERS for n in names)
+
+
+def _is_main_block(st: ast.stmt) -> bool:
+    if not isinstance(st, ast.If) or not isinstance(st.test, ast.Compare):
+        return False
+    parts = [st.test.left, *st.test.comparators]
+    return any(_dotted(p) == "__name__" for p in parts) and \
+        any(_const_str(p) == "__main__" for p in parts)
+
+
+def _calls_other_than_env(st: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Call) and not _env_call(n) and _dotted(n.func) not in _CONVERT
+               for n in ast.walk(st))
+
+
+def _record_env(st: ast.stmt, rel: str, before: bool, out: dict) -> None:
+    for name, value, how in _env_writes(st):
+        if how == "setdefault" and name in out:
+            continue   # setdefault keeps the value already set above
+        out[name] = EnvAssign(name, value, rel, st.lineno, ast.unparse(st), before, how)
+
+
+def _env_writes(st: ast.stmt) -> Iterator[tuple]:
+    """(name, value or None, how) for the env writes of one top-level statement."""
+    if isinstance(st, ast.Assign):
+        for t in st.targets:
+            name = environ_key(t)
+            if name:
+                yield name, _env_text(st.value), "set"
+    elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+        call = st.value
+        how = _env_call(call)
+        if how in _ENV_FUNCS and len(call.args) == 2 and _const_str(call.args[0]):
+            yield str(_const_str(call.args[0])), _env_text(call.args[1]), how
+
+
+def _env_text(node: ast.expr) -> Optional[str]:
+    """The string a write stores: "1", str(1), a number; None when not a constant."""
+    if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) and \
+            not isinstance(node.value, bool):
+        return str(node.value)
+    return None
