@@ -130,7 +130,8 @@ def package_not_importable(job) -> Iterator[Finding]:
         cwd, cwd_from = workdir(job, script, scripts)
         launched = launch(scripts)
         entry = entry_dir(launched[0] if launched else None, cwd)
-        child_env = env.plain()
+        # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
+        child_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
         child_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
         res = run_cmd([sys.executable, "-c", _CHILD, str(entry), json.dumps(names)],
                       timeout=30, env=child_env, cwd=str(cwd) if cwd.is_dir() else None)
@@ -138,6 +139,8 @@ def package_not_importable(job) -> Iterator[Finding]:
             raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
         out = json.loads(res.stdout.strip().splitlines()[-1])
         pp = env.get("PYTHONPATH")
+        if pp is not None and pp.channel == "entry-module":
+            pp = None
         unresolved = list(pp.unresolved) if pp is not None else []
         unresolved += _unknown_links(job, script, scripts)
         where = script.rel if script else "the login environment"

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.errors import InputError
-from doctor.job.env import JobEnv
+from doctor.job.env import EnvValue, JobEnv
 from doctor.job.steps import Count, Step, launched_steps
 from doctor.job.versions import parse_version
 from doctor.probes import PROBES, load_probes
@@ -194,7 +194,41 @@ class Job:
         """The launched steps of a job script (doctor/job/steps.py), read once per run;
         None: the login environment as one step."""
         return self.memo(("steps", script.rel if script else None),
-                         lambda: launched_steps(self, script))
+                         lambda: [self._with_entry_env(s) for s in launched_steps(self, script)])
+
+    def entry_file(self, step: Step) -> Optional[Path]:
+        """The repo file a step's python runs (`-m pkg.train` or `scripts/train.py`)."""
+        if step.entry is None:
+            return None
+        bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
+        bases += [self.repo, self.repo / "src"]
+        if step.entry_is_module:
+            rel = step.entry.replace(".", "/")
+            names = [f"{rel}.py", f"{rel}/__main__.py"]
+        else:
+            names = [step.entry]
+        for base in bases:
+            for name in names:
+                p = base / name
+                if p.is_file() and self.rel(p) != str(p):
+                    return p
+        return None
+
+    def _with_entry_env(self, step: Step) -> Step:
+        """The last env channel: os.environ assignments at the top of the entry module."""
+        path = self.entry_file(step)
+        if path is None:
+            return step
+        from doctor.job.code import entry_env   # code.py parses the repo: only when needed
+
+        for name, a in entry_env(self, path).items():
+            if a.how == "setdefault" and name in step.env:
+                continue
+            step.env[name] = EnvValue(
+                name, a.value if a.value is not None else a.text, "sbatch", a.file, a.line,
+                unresolved=() if a.value is not None else (a.text,), channel="entry-module",
+                in_step=True)
+        return step
 
     def step(self, script: Optional[SbatchScript] = None) -> Step:
         """The script's training step: the first that runs a Python program, else the last
