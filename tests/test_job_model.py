@@ -41,10 +41,13 @@ SBATCH = "#!/bin/bash\n#SBATCH --nodes=2\n{directives}\n{body}\n"
      "-m pkg.train", 4, None),
     ("#SBATCH --ntasks-per-node=1", "srun accelerate launch --num_processes 16 "
      "--num_machines 2 train.py", 8, None),
-    # srun's own options override the batch script's
-    ("#SBATCH --ntasks-per-node=8", "srun --ntasks-per-node=2 python train.py", 2, None),
+    # srun's own options override the batch script's ...
+    ("#SBATCH --cpus-per-task=4", "srun --ntasks-per-node=2 python train.py", 2, 4),
+    # ... but the job's SLURM_NTASKS=16 is srun's -n, and real Slurm then says "can't honor
+    # --ntasks-per-node set to 2 ... Ignoring --ntasks-per-node" (tests/test_steps_oracle.py)
+    ("#SBATCH --ntasks-per-node=8", "srun --ntasks-per-node=2 python train.py", 8, None),
     # no srun: the batch step runs python once, on the first node
-    ("#SBATCH --ntasks-per-node=8", "python train.py", 8, None),
+    ("#SBATCH --ntasks-per-node=8", "python train.py", 1, None),
 ])
 def test_ranks_per_node(tmp_path, directives, body, ranks, cpus):
     repo = _repo(tmp_path, {"job.sbatch": SBATCH.format(directives=directives, body=body)})
