@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from types import MappingProxyType
+from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
@@ -19,13 +20,23 @@ MAX_EXPANDED_NODES = 1_000_000
 
 
 class LineDict(dict):
-    """A YAML mapping that remembers where it and each of its keys stand."""
+    """A YAML mapping that remembers where it and each of its keys stand.
+
+    `origins` names the (path, line) that set a key from outside this
+    mapping's own file: a command-line override, or the file a Hydra
+    composition took the key from. It is empty for a file as loaded.
+    """
 
     line: int = 0
     key_lines: dict
+    origins: Mapping[Any, tuple] = MappingProxyType({})
 
     def line_of(self, key: Any) -> int:
         return self.key_lines.get(key, self.line)
+
+    def origin_of(self, key: Any) -> Optional[tuple]:
+        """(path, line) of what set `key` from outside this mapping's file, if anything."""
+        return self.origins.get(key)
 
 
 def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
