@@ -137,8 +137,18 @@ class _Ctx:
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     """Every step of a job script that runs a program, in order; for a script that
     launches nothing (or no script), one step holding the environment at its end."""
-    state = EnvState.from_login({} if _exports_none(batch) else job.login_env, job.in_job)
+    state = EnvState.from_login(job.login_env, job.in_job)
     ctx = _Ctx(job, batch, scripts=(batch,) if batch else (), counts=_batch_counts(batch))
+    export = batch.get("export") if batch else None
+    if batch is not None and export is not None and export.value and not job.in_job:
+        # #SBATCH --export=NONE|A,B|ALL,X=v filters the submitter's environment as srun's
+        # --export does. (With NONE or a bare list, Slurm also loads the user's login
+        # environment on the node, as --get-user-env does: not visible to the doctor.)
+        _srun_export(export.value, state, batch, export.line, "sbatch-export")
+        # sbatch also sets SLURM_EXPORT_ENV to the value, and srun takes its default
+        # --export from it: under NONE the steps lose the batch script's exports too.
+        state.put(EnvValue("SLURM_EXPORT_ENV", export.value, "slurm", batch.rel,
+                           export.line, channel="slurm"))
     _slurm_env(state, ctx.counts, batch)
     steps: list = []
     if batch is not None:
@@ -148,11 +158,6 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
         steps.append(Step(batch, batch, 0, (), (), env=end, scripts=ctx.scripts,  # type: ignore[arg-type]
                           **_counts(ctx.counts), notes=list(state.notes)))
     return steps
-
-
-def _exports_none(batch: Optional[SbatchScript]) -> bool:
-    d = batch.get("export") if batch else None
-    return d is not None and d.value.split(",")[0].upper() == "NONE"
 
 
 # ---- counts ------------------------------------------------------------
@@ -166,6 +171,10 @@ def _batch_counts(batch: Optional[SbatchScript]) -> dict:
         d = batch.get(key)
         if v is not None and d is not None:
             out[name] = Count(v, f"{batch.rel}:{d.line} (#SBATCH --{key})")
+    if "ntasks" not in out and "nodes" in out and "tasks_per_node" in out:
+        # sbatch exports the job's task count as SLURM_NTASKS, which srun reads as its -n
+        out["ntasks"] = Count(out["nodes"].value * out["tasks_per_node"].value,
+                              f"{out['nodes'].source} × {out['tasks_per_node'].source}")
     gpus = batch.gpus_per_node()
     if gpus:
         out["gpus_per_node"] = Count(gpus[0],
@@ -177,6 +186,12 @@ def _counts(counts: dict) -> dict:
     """The Step's count fields from the gathered options (srun's override the batch's)."""
     nodes = counts.get("nodes", Count(None, "default"))
     tpn = counts.get("tasks_per_node")
+    n = counts.get("ntasks")
+    if counts.get("srun") and tpn is not None and n is not None and nodes.value and \
+            n.value != nodes.value * tpn.value:
+        # srun's task count (-n, else the job's SLURM_NTASKS) wins: "can't honor
+        # --ntasks-per-node ... Ignoring --ntasks-per-node"; the tasks fill the nodes.
+        tpn = None
     if tpn is None and "ntasks" in counts:
         n = counts["ntasks"]
         tpn = Count(-(-n.value // (nodes.value or 1)), f"{n.source} ÷ nodes")
@@ -348,6 +363,7 @@ SRUN_FLAGS = {"--overlap", "--exclusive", "--label", "--unbuffered", "--kill-on-
 def _srun(words: list, state: EnvState, script: SbatchScript, line: int, counts: dict) -> int:
     """Read srun's options into counts and the step's environment; words consumed."""
     i = 0
+    exported = False
     counts["srun"] = Count(1, f"{script.rel}:{line}")
     where = f"{script.rel}:{line}"
     while i < len(words):
@@ -385,8 +401,12 @@ def _srun(words: list, state: EnvState, script: SbatchScript, line: int, counts:
                 counts["gpus_per_node"] = Count(n, f"{where} (srun {long})")
         elif long == "--export" and value is not None:
             _srun_export(value, state, script, line)
+            exported = True
         elif long == "--container-env" and value:
             pass  # pyxis: the named variables keep the host's value inside (already there)
+    default = state.get("SLURM_EXPORT_ENV")
+    if not exported and default:
+        _srun_export(default, state, script, line)   # srun's input variable for --export
     return i
 
 
@@ -399,7 +419,8 @@ def _gpu_count(value: str) -> Optional[int]:
     return None
 
 
-def _srun_export(value: str, state: EnvState, script: SbatchScript, line: int) -> None:
+def _srun_export(value: str, state: EnvState, script: SbatchScript, line: int,
+                 channel: str = "srun-export") -> None:
     """srun --export=ALL|NONE|[ALL,]A,B=c: NONE and a bare list keep only SLURM_* and the
     listed variables (man srun)."""
     items = [x for x in value.split(",") if x]
@@ -414,7 +435,7 @@ def _srun_export(value: str, state: EnvState, script: SbatchScript, line: int) -
     for item in items:
         m = _ASSIGN.match(item)
         if m:
-            state.assign(m.group(1), m.group(2), script, line, "srun-export", exported=True)
+            state.assign(m.group(1), m.group(2), script, line, channel, exported=True)
 
 
 def _mpirun(words: list, state: EnvState, script: SbatchScript, line: int, counts: dict) -> int:
@@ -491,8 +512,8 @@ def _container(words: list, state: EnvState, script: SbatchScript, line: int,
         for k in _CLEANENV_KEEP:
             if k in state.values:
                 inside.values[k] = state.values[k]
-    for k, v in state.values.items():
-        for p in PREFIXES:
+    for p in PREFIXES:   # APPTAINERENV_X wins over SINGULARITYENV_X (Apptainer)
+        for k, v in state.values.items():
             if k.startswith(p) and v.exported:
                 inside.put(replace(v, name=k[len(p):], channel="container-prefix"))
     for f in env_files:
@@ -690,6 +711,13 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
             continue
         entry, args = w, tuple(words[i + 1:])
         break
+    if ctx.batch is not None and ctx.batch.directives and \
+            not {x.kind for x in chain} & {"srun", "mpirun", "deepspeed"}:
+        # Not under srun: Slurm runs the batch script once, on the job's first node, so
+        # the program starts once there whatever --nodes/--ntasks-per-node say.
+        once = f"{script.rel}:{line} (the batch step: once, on the first node)"
+        counts = {k: v for k, v in counts.items() if k != "ntasks"}
+        counts.update(nodes=Count(1, once), tasks_per_node=Count(1, once))
     chain = chain + (Launcher("python", tuple(argv), script.rel, line),)
     env = state.env()
     return Step(ctx.batch, script, line, chain, tuple(argv), entry, is_module,
