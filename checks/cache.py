@@ -54,7 +54,7 @@ def cache_paths(job: Any) -> list:
                         continue
                     p = Path(os.path.expanduser(v.strip()))
                     out.append(CachePath(p if p.is_absolute() else job.repo / p, where,
-                                         Location(cfg.rel, line)))
+                                         cfg.location(mapping, key)))
     seen: set = set()
     unique = []
     for c in out:

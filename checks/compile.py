@@ -118,7 +118,7 @@ def _config_place(job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
     """(what, location, mode, data, fork findings, unseen link) for a config's compile."""
     what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
     base = {"config": cfg.rel, "key": key, "mode": mode}
-    return (what, Location(cfg.rel, m.line_of(key)), mode, base,
+    return (what, cfg.location(m, key), mode, base,
             list(_fork_workers(job, cfg, what, base)), "")
 
 
@@ -203,7 +203,7 @@ def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:
             f"{what} with {workers} DataLoader workers started by fork at {cfg.rel}:{line}: "
             "forking after triton compiled kills workers with `LLVM ERROR: pthread_join "
             "failed`",
-            location=Location(cfg.rel, line),
+            location=cfg.location(m, "multiprocessing_context" if ctx else "num_workers"),
             fix="Start the workers with spawn: add `multiprocessing_context: spawn` next to "
                 "num_workers (DataLoader(..., multiprocessing_context='spawn')).",
             data=dict(base, rule="fork-workers", num_workers=workers, context=ctx),

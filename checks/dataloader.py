@@ -61,6 +61,9 @@ class CodeSpec:
     def line(self, key: str) -> Optional[int]:
         return self.values[key].line if key in self.values else self.call.line
 
+    def location(self, key: str) -> Location:
+        return Location(self.call.file, self.line(key))
+
 
 def code_spec(call: LoaderCall) -> CodeSpec:
     """The options this call passes. A value guarded by the worker count takes the branch
@@ -417,7 +420,7 @@ def _finding(spec: Any, c: Conflict, raw_version: Optional[str], version: Option
         data["unseen"] = links
         message += " — not shown end to end: " + "; ".join(links)
         severity = Severity.WARNING
-    return Finding(message, location=Location(rel, spec.line(c.keys[0])),
+    return Finding(message, location=spec.location(c.keys[0]),
                    fix=c.fix[0].upper() + c.fix[1:] + ".", data=data, severity=severity)
 
 

@@ -152,7 +152,7 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
     if not nofile:
         raise Skip("the open-file limit of this node is not known")
     soft0, hard0 = nofile
-    cfg_loc = Location(spec.config.rel, spec.line("num_workers"))
+    cfg_loc = spec.location("num_workers")
     base = {"num_workers": workers, "prefetch_factor": prefetch, "fds_per_worker": per_worker,
             "base_fds": base_fds, "config": spec.config.rel, "keypath": spec.where,
             "probed": [soft0, hard0]}

@@ -10,6 +10,7 @@ from typing import Any, Iterator, Mapping, Optional
 import yaml
 
 from doctor.errors import BOMS, InputError, read_input
+from doctor.model import Location
 
 # Training configs are kilobytes; a bigger YAML is data, and PyYAML needs seconds
 # and hundreds of MB per MB of it.
@@ -162,6 +163,19 @@ class ConfigFile:
             return mapping.line_of(key) if key is not None else mapping.line
         return None
 
+    def location(self, mapping: Any, key: Any = None) -> Location:
+        """Where a key was written: its override on the command line, the file a Hydra
+        composition took it from, else this file at its line."""
+        origin = mapping.origin_of(key) if isinstance(mapping, LineDict) and key is not None \
+            else None
+        if origin is None:
+            return Location(self.rel, self.line_of(mapping, key) or None)
+        path, line = origin
+        root = str(self.path)[:-len(self.rel)] if str(self.path).endswith(self.rel) else ""
+        if root and str(path).startswith(root):
+            path = str(path)[len(root):]
+        return Location(str(path), line or None)
+
 
 def _walk(node: Any, path: tuple) -> Iterator[tuple]:
     if isinstance(node, dict):
@@ -173,12 +187,22 @@ def _walk(node: Any, path: tuple) -> Iterator[tuple]:
             yield from _walk(v, path + (i,))
 
 
+@dataclass(frozen=True)
+class Unknown:
+    """A value the doctor cannot know; `reason` says which link is missing (an override
+    written with a variable it cannot resolve, ...)."""
+
+    reason: str
+
+
 _UNRESOLVED = re.compile(r"\$\{|\$[A-Za-z_]|^\?\?\?$|^MISSING$")
 
 
 def is_unresolved(value: Any) -> bool:
-    """A value that is filled in later: OmegaConf/Hydra `${...}`, `$VAR`, `???`."""
-    return isinstance(value, str) and bool(_UNRESOLVED.search(value.strip()))
+    """A value that is filled in later: OmegaConf/Hydra `${...}`, `$VAR`, `???`, or an
+    override the doctor cannot read (Unknown)."""
+    return isinstance(value, Unknown) or \
+        isinstance(value, str) and bool(_UNRESOLVED.search(value.strip()))
 
 
 def keypath(path: tuple) -> str:

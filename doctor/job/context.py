@@ -57,10 +57,20 @@ class Job:
         self._lock = threading.Lock()
         self._memo: dict = {}
         self._cleanups: list = []
-        self.configs: list = [self._load_config(p) for p in self._config_paths(configs)]
+        # the files as written; `configs` is what the job's steps read of them
+        self.config_files: list = [self._load_config(p) for p in self._config_paths(configs)]
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
         self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
         load_probes()
+
+    @property
+    def configs(self) -> list:
+        """The training configs as the job reads them: with each training step's
+        command-line overrides applied and Hydra's defaults composed
+        (doctor/job/stepconfigs.py), plus the configs a step names elsewhere."""
+        from doctor.job.stepconfigs import effective_configs
+
+        return self.memo("configs", lambda: effective_configs(self, self.config_files))
 
     # ---- paths ---------------------------------------------------------
     def _path(self, p: Any) -> Path:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor.job.configs import ConfigFile, LineDict, keypath
+from doctor.model import Location
 
 PG_SECTIONS = {"distributed", "dist", "ddp", "fsdp", "deepspeed", "strategy", "trainer",
                "process_group", "torch_distributed"}
@@ -30,6 +31,12 @@ class LoaderSpec:
     @property
     def where(self) -> str:
         return keypath(self.path) or "(top level)"
+
+    def location(self, key: str) -> Location:
+        """Where the key was written (an override on the command line wins)."""
+        if key in self.mapping:
+            return self.config.location(self.mapping, key)
+        return Location(self.config.rel, getattr(self.mapping, "line", None) or None)
 
     def line(self, key: str) -> Optional[int]:
         m = self.mapping

@@ -25,17 +25,10 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 
 import yaml
 
-from doctor.job.configs import LineDict
+from doctor.job.configs import LineDict, Unknown
 
 Resolver = Callable[[str], Optional[str]]
 Origin = Tuple[str, int]
-
-
-@dataclass(frozen=True)
-class Unknown:
-    """A value the doctor cannot know; `reason` says which link is missing."""
-
-    reason: str
 
 
 @dataclass(frozen=True)

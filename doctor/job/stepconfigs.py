@@ -1,0 +1,187 @@
+"""The configs each launched step reads, with its command-line overrides applied.
+
+A step names its configs on its command line (`--config X`, `-c X`, positional
+`*.yaml`, Hydra's `-cn/-cp/-cd`) or in its entry module (`@hydra.main(config_path=,
+config_name=)`); Hydra composes the defaults list; LightningCLI/jsonargparse merge
+`--config` files and `--a.b=c` in argv order. The result replaces the file as the
+user wrote it in what the checks read (`job.configs`), so `--data.num_workers=8` or
+`trainer.devices=8` on the command line is what the checks judge, reported where
+it was written (`LineDict.origin_of`). An override whose value the doctor cannot
+know (`$VAR` it cannot resolve) is `Unknown`, never guessed.
+
+A config a step names that does not exist is kept in `missing` (a finding of
+config-not-found). What the doctor cannot follow is a note, never a guess.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from doctor.errors import InputError
+from doctor.job.configs import ConfigFile, load_yaml_text
+from doctor.job.hydra import compose
+from doctor.job.overrides import ParsedArgs, Unknown, apply_cli, parse_overrides
+from doctor.job.sources import python_trees
+
+SUBCOMMANDS = ("fit", "validate", "test", "predict")   # LightningCLI's
+
+
+@dataclass
+class StepConfigs:
+    """What one training step reads."""
+    configs: list = field(default_factory=list)   # ConfigFile, overrides applied
+    replaces: list = field(default_factory=list)  # paths of the files they stand for
+    missing: list = field(default_factory=list)   # (written path, script rel, line)
+    notes: list = field(default_factory=list)
+
+
+def step_configs(job: Any, script: Any) -> StepConfigs:
+    """The configs the script's training step reads (memoized per run)."""
+    return job.memo(("step_configs", script.rel if script else None),
+                    lambda: _read(job, script))
+
+
+def effective_configs(job: Any, files: list) -> list:
+    """The configs the checks read: each file as written, except those a training step
+    reads with its overrides (then that reading: the overridden or composed config),
+    plus the configs a step names outside the usual config directories."""
+    replaced: set = set()
+    read: list = []
+    for script in job.scripts:
+        sc = step_configs(job, script)
+        for cfg, paths in zip(sc.configs, sc.replaces):
+            replaced |= {str(p) for p in paths}
+            read.append(cfg)
+    return [c for c in files if str(c.path) not in replaced] + read
+
+
+def _read(job: Any, script: Any) -> StepConfigs:
+    out = StepConfigs()
+    step = job.step(script)
+    if not step.is_training:
+        return out
+    parsed = parse_overrides(list(step.args))
+    cwd = Path(step.cwd) if step.cwd and Path(step.cwd).is_absolute() else job.repo
+    entry = job.entry_file(step)
+    origin = (step.script.rel, step.line)
+    hydra = _hydra_target(job, parsed, entry, cwd)
+    if hydra is not None:
+        _compose(job, hydra, parsed, origin, step, out)
+    elif parsed.configs:
+        _cli(job, parsed, cwd, entry, origin, step, out)
+    return out
+
+
+def _hydra_target(job: Any, parsed: ParsedArgs, entry: Optional[Path],
+                  cwd: Path) -> Optional[tuple]:
+    """(config dir, config name) from -cn/-cp/-cd, else the entry's @hydra.main."""
+    main = _hydra_main(job, entry) if entry is not None else None
+    name = parsed.config_name or (main[1] if main else None)
+    if not name:
+        return None
+    if parsed.config_dir:
+        return cwd / parsed.config_dir, name
+    base = entry.parent if entry is not None else cwd
+    path = parsed.config_path or (main[0] if main else None)
+    return (base / path if path else base), name
+
+
+def _hydra_main(job: Any, entry: Path) -> Optional[tuple]:
+    """(config_path, config_name) of the entry's @hydra.main, when both are constants."""
+    rel = job.rel(entry)
+    tree = next((t for p, t in python_trees(job) if job.rel(p) == rel), None)
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and _name(dec.func).endswith("hydra.main") or \
+                    isinstance(dec, ast.Call) and _name(dec.func) == "main" and \
+                    any(k.arg == "config_name" for k in dec.keywords):
+                kw = {k.arg: k.value for k in dec.keywords}
+                path, name = kw.get("config_path"), kw.get("config_name")
+                if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                    p = path.value if isinstance(path, ast.Constant) else None
+                    return (p if isinstance(p, str) else None), name.value
+    return None
+
+
+def _name(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"{_name(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
+             out: StepConfigs) -> None:
+    config_dir, name = target
+    file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+    if not file.is_file():
+        out.missing.append((job.rel(file), step.script.rel, step.line))
+        return
+    overrides = [o for o in parsed.overrides if o.tool == "hydra"]
+    try:
+        comp = compose(config_dir, name, overrides, origin=origin)
+    except (InputError, OSError, RecursionError) as exc:
+        out.notes.append(f"{step.where}: Hydra config {job.rel(file)} not composed ({exc})")
+        return
+    out.configs.append(ConfigFile(path=file.resolve(), rel=job.rel(file), data=comp.data))
+    out.replaces.append([p.resolve() for p in comp.files] or [file.resolve()])
+    out.notes += [f"{step.where}: {n}" for n in comp.notes]
+
+
+def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin: tuple,
+         step: Any, out: StepConfigs) -> None:
+    files = []
+    for arg in parsed.configs:
+        if isinstance(arg.path, Unknown):
+            out.notes.append(f"{step.where}: `{arg.raw}`: {arg.path.reason}; not read")
+            continue
+        found = _find(job, arg.path, cwd, entry)
+        if found is None:
+            out.missing.append((arg.path, step.script.rel, step.line))
+        else:
+            files.append((arg.path, found))
+    if not files:
+        return
+    where = dict(files)
+
+    def load(written: str) -> Any:
+        data = load_yaml_text(where[written], "config file") if written in where else None
+        sub = next((s for s in SUBCOMMANDS if s in parsed.positionals), None)
+        if sub and isinstance(data, dict) and isinstance(data.get(sub), dict):
+            return data[sub]   # `--config X fit`: the file holds the subcommand's section
+        return data
+
+    notes: list = []
+    try:
+        data = apply_cli(_only_found(parsed, where), None, load, origin=origin, notes=notes)
+    except (InputError, OSError, RecursionError) as exc:
+        out.notes.append(f"{step.where}: configs not read ({exc})")
+        return
+    first = files[0][1]
+    out.configs.append(ConfigFile(path=first.resolve(), rel=job.rel(first), data=data))
+    out.replaces.append([p.resolve() for _, p in files])
+    out.notes += [f"{step.where}: {n}" for n in notes]
+
+
+def _only_found(parsed: ParsedArgs, where: dict) -> ParsedArgs:
+    items = [i for i in parsed.items if not hasattr(i, "path") or i.path in where]
+    return ParsedArgs(items, parsed.config_name, parsed.config_path, parsed.config_dir,
+                      parsed.flags, parsed.positionals)
+
+
+def _find(job: Any, written: str, cwd: Path, entry: Optional[Path]) -> Optional[Path]:
+    """The file a `--config` names: relative to the step's working directory, else the
+    entry's directory (LightningCLI examples), else the one repo file with that tail."""
+    p = Path(written)
+    if p.is_absolute():
+        return p if p.is_file() else None
+    for base in (cwd, entry.parent if entry is not None else None, job.repo):
+        if base is not None and (base / p).is_file():
+            return base / p
+    tail = written.lstrip("./")
+    hits = [f for f in job.repo_files({".yaml", ".yml", ".json"})
+            if job.rel(f) == tail or job.rel(f).endswith("/" + tail)]
+    return hits[0] if len(hits) == 1 else None
