@@ -420,8 +420,16 @@ def _finding(spec: Any, c: Conflict, raw_version: Optional[str], version: Option
         data["unseen"] = links
         message += " — not shown end to end: " + "; ".join(links)
         severity = Severity.WARNING
-    return Finding(message, location=spec.location(c.keys[0]),
+    return Finding(message, location=_where(spec, c.keys),
                    fix=c.fix[0].upper() + c.fix[1:] + ".", data=data, severity=severity)
+
+
+def _where(spec: Any, keys: list) -> Location:
+    """The offending key's place, unless another conflicting key was set on the command
+    line: then the override, which is what turned a valid config into a conflict."""
+    places = [spec.location(k) for k in keys]
+    return next((p for p in places if not p.path.endswith((".yaml", ".yml", ".json"))
+                 and p.path != getattr(spec, "rel", None)), places[0])
 
 
 # ---- DataLoader calls in the code -----------------------------------------------------

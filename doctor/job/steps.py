@@ -136,7 +136,8 @@ class _Ctx:
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     """Every step of a job script that runs a program, in order; for a script that
-    launches nothing (or no script), one step holding the environment at its end."""
+    launches no Python program (or no script), last a step holding the environment at
+    its end."""
     state = EnvState.from_login(job.login_env, job.in_job)
     ctx = _Ctx(job, batch, scripts=(batch,) if batch else (), counts=_batch_counts(batch))
     export = batch.get("export") if batch else None
@@ -153,7 +154,7 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     steps: list = []
     if batch is not None:
         _walk(batch, state, ctx, steps)
-    if not steps:
+    if not any(s.is_training for s in steps):   # the script's environment at its end
         end = state.env()
         steps.append(Step(batch, batch, 0, (), (), env=end, scripts=ctx.scripts,  # type: ignore[arg-type]
                           **_counts(ctx.counts), notes=list(state.notes)))
@@ -246,6 +247,7 @@ def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
 def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _Ctx,
              steps: list) -> None:
     """One simple command: its prefixes, wrappers and launchers, down to the program."""
+    words = _without_redirects(words)
     local = state.copy()
     local.shell = state
     i = 0
@@ -308,6 +310,25 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             steps.append(_step(script, line, words[i:], local, ctx, tuple(chain), counts,
                                container))
         return
+
+
+_REDIRECT = re.compile(r"^(\d*|&)(>>?|<<?-?|<<<|>&|<&)(.*)$")
+
+
+def _without_redirects(words: list) -> list:
+    """The command's words without its redirections (`2>&1`, `> log`, `<<EOF`)."""
+    out: list = []
+    skip = False
+    for w in words:
+        if skip:
+            skip = False
+            continue
+        m = _REDIRECT.match(w)
+        if m and not w.startswith(("'", '"')):
+            skip = not m.group(3)   # `> file` written as two words
+            continue
+        out.append(w)
+    return out
 
 
 def _word(raw: str, state: EnvState) -> str:

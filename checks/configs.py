@@ -1,0 +1,73 @@
+"""A config file the job names on its command line does not exist."""
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
+from doctor.job.stepconfigs import step_configs
+
+
+@check("config-not-found", title="The job names a config file that does not exist",
+       severity="error", tags=("config", "sbatch"), needs=("sbatch", "configs"), timeout=30)
+def config_not_found(job: Job) -> Iterator[Finding]:
+    """A training step names a config (`--config X`, `-c X`, a positional `*.yaml`,
+    Hydra's `--config-name` with `--config-path`, or `@hydra.main` in its entry module)
+    that is in none of the places the program would look for it.
+
+    The doctor reads each job script's training step (doctor/job/steps.py) and looks the
+    file up the way the program does: relative to the step's working directory (the
+    submit directory, `--chdir` or `cd`), Hydra's `--config-path` relative to the entry
+    script. A file that an earlier command of the job writes (`cp`, `>`, `tee`, `mv`)
+    is not reported. A path outside the repo is only judged on a live node (in the CI
+    gate it may exist on the cluster alone), and then as a warning.
+
+    ## Why it matters
+    The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
+    primary config`, after the whole queue wait, on every rank. A config renamed in a
+    refactor, or a path written relative to another directory, is the usual cause.
+
+    ## How to fix
+    Point the script at the config's real path (relative to the directory the job
+    runs in, or absolute), or add the missing file to the repo.
+    """
+    if not job.scripts:
+        raise Skip("no job script: nothing names a config")
+    named = 0
+    for script in job.scripts:
+        sc = step_configs(job, script)
+        named += len(sc.configs) + len(sc.missing)
+        step = job.step(script)
+        for written, rel, line in sc.missing:
+            if _written_by_job(step, written):
+                continue
+            outside = os.path.isabs(written) and not written.startswith(str(job.repo))
+            if outside and job.static:
+                continue   # may exist on the cluster only: not judged by the CI gate
+            yield Finding(
+                f"{rel}:{line} runs {step.entry} with the config {written}, which does not "
+                f"exist (looked in {_where(job, step)})",
+                location=Location(rel, line),
+                fix="Point the script at the config's real path, or add the file.",
+                data={"config": written, "script": script.rel, "entry": step.entry},
+                severity=Severity.WARNING if outside else None)
+    if not named:
+        raise Skip("no job script names a config on its command line")
+
+
+def _written_by_job(step, written: str) -> bool:
+    """An earlier command of the job creates the file (cp/mv/ln/tee/touch/a redirect)."""
+    name = re.escape(os.path.basename(written))
+    for s in step.scripts:
+        if re.search(rf"(>>?|\b(cp|mv|ln|tee|touch|install|rsync|wget|curl)\b[^\n]*)\s*"
+                     rf"\S*{name}\b", s.text):
+            return True
+    return False
+
+
+def _where(job: Job, step) -> str:
+    cwd = step.cwd if step.cwd and os.path.isabs(step.cwd) else "the submit directory"
+    return f"{job.rel(cwd) if cwd != 'the submit directory' else cwd}, the entry's " \
+           "directory and the repo"
