@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -59,12 +60,18 @@ def miopen_cache_shared(job) -> Iterator[Finding]:
     Remove `MIOPEN_DISABLE_CACHE`, and rename `MIOPEN_USER_DB` to `MIOPEN_USER_DB_PATH`.
     """
     scripts = list(job.scripts) or [None]
-    rocm = [(s, platform_of(job, s).why) for s in scripts if platform_of(job, s).is_rocm]
+    rocm = [(s, platform_of(job, s)) for s in scripts if platform_of(job, s).may_be_rocm]
     if not rocm:
         raise Skip("not a ROCm job: torch is not a HIP build, there is no /dev/kfd, no ROCm "
                    "container and no ROCm variable in the job's steps")
-    for script, _why in rocm:
-        yield from _check_env(job, script)
+    for script, platform in rocm:
+        for finding in _check_env(job, script):
+            if platform.is_rocm:
+                yield finding
+            else:   # precision rule: only MIOPEN_* variables say this is a ROCm job
+                yield replace(finding, severity=Severity.WARNING,
+                              message=finding.message + " (if this is a ROCm job: only the "
+                              "MIOPEN_* variables say so, nothing else in the job does)")
 
 
 def _check_env(job, script) -> Iterator[Finding]:

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, Optional
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
+from doctor.job.loaders import loader_specs
+from doctor.job.stepconfigs import step_configs
 
 DEVICE_KEYS = ("devices", "gpus")
 
@@ -42,28 +46,45 @@ def trainer_specs(cfg) -> list:
 
 
 def workers_specs(cfg) -> list:
-    return [(kp, m) for kp, m in cfg.mappings()
-            if isinstance(m.get("num_workers"), int) and not isinstance(m["num_workers"], bool)]
+    """(keypath, mapping) of the config's DataLoader specs with a plain num_workers."""
+    return [(s.path, s.mapping) for s in loader_specs([cfg])
+            if isinstance(s.mapping.get("num_workers"), int)
+            and not isinstance(s.mapping["num_workers"], bool)]
 
 
-def pairs(job) -> list:
-    """(script, config): a script with the configs it names, or every config when there
-    is a single script that names none. Hydra config groups (`configs/trainer/ddp.yaml`)
-    are alternatives: only the option the script's overrides (`trainer=ddp`) or else a
-    defaults list selects is used."""
-    defaults = _hydra_defaults(job.configs)
+@dataclass(frozen=True)
+class Pair:
+    """A job script's training step and a config it is compared with. `certain`: the
+    step reads that config (named on its command line, composed by Hydra); otherwise it
+    is the only candidate, and what it says is at most a warning."""
+    script: Any
+    step: Any
+    config: Any
+    certain: bool
+
+
+def pairs(job: Job) -> list:
+    """Each script's training step with the configs it reads (doctor/job/stepconfigs.py),
+    else the configs it names in its text, else — a single script — every config that is
+    not an unselected Hydra group option."""
+    defaults = _hydra_defaults(job.config_files)
     out = []
     for s in job.scripts:
+        step = job.step(s)
+        read = step_configs(job, s).configs
+        if read:
+            out += [Pair(s, step, c, True) for c in read]
+            continue
         overrides = _hydra_overrides(s)
         chosen = dict(defaults, **overrides)
         selected = [c for c in job.configs if _selected(c, chosen)]
         named = [c for c in job.configs if c.rel in s.text or c.path.name in s.text]
         if any(_group_of(c) in overrides for c in job.configs):
-            out += [(s, c) for c in selected]
+            out += [Pair(s, step, c, False) for c in selected]
         elif named:
-            out += [(s, c) for c in named]
+            out += [Pair(s, step, c, True) for c in named]
         elif len(job.scripts) == 1:
-            out += [(s, c) for c in selected]
+            out += [Pair(s, step, c, False) for c in selected]
     return out
 
 
@@ -114,15 +135,21 @@ def _selected(cfg, chosen: dict) -> bool:
 @check("slurm-gpu-mismatch", title="Slurm resources do not match the config's devices, "
        "nodes or workers", severity="error", tags=("slurm", "gpu", "config"),
        needs=("configs", "sbatch"), timeout=10)
-def slurm_gpu_mismatch(job) -> Iterator[Finding]:
+def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     """The job script asks Slurm for other GPUs, nodes, tasks or CPUs than the config uses.
 
-    Compares each job script with the configs it names (or all configs when
-    there is one script), following Lightning's own SLURM validation:
-    `num_nodes` must equal `--nodes`; `devices` must equal `--ntasks-per-node`
-    when that is set; `devices × num_nodes` must not exceed the GPUs
-    requested (`--gpus-per-node`, `--gres=gpu:N`, `--gpus`); and a
-    DataLoader's `num_workers` should fit in `--cpus-per-task`.
+    Compares each job script's training step (its nodes, tasks per node,
+    torchrun/accelerate processes, CPUs and GPUs, from `#SBATCH` and the srun and
+    launcher options) with the configs it reads, command-line overrides applied
+    (`trainer.devices=8`, `--trainer.devices 4`), following Lightning's own SLURM
+    validation: `num_nodes` must equal `--nodes`; `devices` must equal
+    `--ntasks-per-node` when that is set (`--nproc_per_node` under torchrun);
+    `devices × num_nodes` must not exceed the GPUs requested (`--gpus-per-node`,
+    `--gres=gpu:N`, `--gpus`); a DataLoader's `num_workers` should fit in the
+    CPUs of one rank (`--cpus-per-task` ÷ processes per task). A launcher that
+    starts several ranks per node with no GPU requested, or more ranks than GPUs,
+    is a warning. When the script names no config and the one config is compared
+    as the only candidate, findings are warnings (the link is not shown).
 
     ## Why it matters
     Lightning raises `You set devices=4 in Lightning, but the number of tasks
@@ -138,78 +165,138 @@ def slurm_gpu_mismatch(job) -> Iterator[Finding]:
     `#SBATCH --nodes=<num_nodes>`), and `--cpus-per-task` ≥ num_workers + 1.
     """
     todo = pairs(job)
-    if not todo:
+    found = [v for s in job.scripts for v in launcher_rules(job.step(s))]
+    for pair in todo:
+        found += config_rules(pair)
+    if not todo and not found:
         raise Skip("no job script with a training config to compare (pass --sbatch and "
-                   "--config)")
-    compared = False
-    for script, cfg in todo:
-        nodes = script.nodes or 1
-        gpn = script.gpus_per_node()
-        tpn = script.ntasks_per_node
-        for _keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
-            compared = True
-            line = m.line_of(dev_key) if dev_key else m.line_of("num_nodes")
-            loc = Location(cfg.rel, line)
-            base = {"config": cfg.rel, "script": script.rel, "devices": devices,
-                    "num_nodes": cfg_nodes, "nodes": nodes, "ntasks_per_node": tpn,
-                    "gpus_per_node": gpn[0] if gpn else None}
-            if cfg_nodes is not None and cfg_nodes != nodes:
-                d = script.get("nodes")
-                yield Finding(
-                    f"num_nodes={cfg_nodes} in {cfg.rel}, but "
-                    f"{script.rel} asks for --nodes={nodes}",
-                    location=Location(cfg.rel, m.line_of("num_nodes")),
-                    fix=f"Set num_nodes: {nodes} in the config, or `#SBATCH --nodes={cfg_nodes}`"
-                        + (f" ({script.rel}:{d.line})" if d else "") + ".",
-                    data=dict(base, rule="num_nodes"))
-            if devices is None:
-                continue
-            if tpn is not None and tpn != devices:
-                d = script.get("ntasks-per-node")
-                yield Finding(
-                    f"{dev_key}={devices} in {cfg.rel}, but {script.rel}:{d.line} "
-                    f"--ntasks-per-node={tpn}: Lightning needs one task per device",
-                    location=loc, commands=(f"#SBATCH --ntasks-per-node={devices}",),
-                    fix=f"Set `#SBATCH --ntasks-per-node={devices}` or {dev_key}: {tpn}.",
-                    data=dict(base, rule="ntasks_per_node"))
-            if gpn is None:
-                yield Finding(
-                    f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no "
-                    "GPUs (--gpus-per-node, --gres=gpu:N or --gpus)",
-                    location=loc, commands=(f"#SBATCH --gpus-per-node={devices}",),
-                    fix=f"Request the GPUs: `#SBATCH --gpus-per-node={devices}`.",
-                    data=dict(base, rule="gpus"))
-            elif gpn[0] < devices:
-                yield Finding(
-                    f"{dev_key}={devices} per node × {cfg_nodes or nodes} node(s) in {cfg.rel}, "
-                    f"but {script.rel}:{gpn[1].line} gives {gpn[0]} GPU(s) per node",
-                    location=loc, commands=(f"#SBATCH --gpus-per-node={devices}",),
-                    fix=f"Request `#SBATCH --gpus-per-node={devices}` or set "
-                        f"{dev_key}: {gpn[0]}.", data=dict(base, rule="gpus"))
-            elif gpn[0] > devices:
-                yield Finding(
-                    f"{script.rel}:{gpn[1].line} requests {gpn[0]} GPU(s) per node but "
-                    f"{cfg.rel}:{line} uses {dev_key}={devices}: {gpn[0] - devices} GPU(s) "
-                    "per node stay idle", location=loc,
-                    commands=(f"#SBATCH --gpus-per-node={devices}",),
-                    fix=f"Request only `--gpus-per-node={devices}`, or set {dev_key}: {gpn[0]}.",
-                    data=dict(base, rule="gpus"), severity=Severity.WARNING)
-        cpt = script.cpus_per_task
-        for _keypath, m in workers_specs(cfg):
-            compared = True
-            workers = m["num_workers"]
-            if cpt is not None and workers + 1 > cpt:
-                d = script.get("cpus-per-task")
-                yield Finding(
-                    f"num_workers={workers} in {cfg.rel} needs "
-                    f"{workers + 1} CPUs per rank, but {script.rel}:{d.line} gives "
-                    f"--cpus-per-task={cpt}",
-                    location=Location(cfg.rel, m.line_of("num_workers")),
-                    commands=(f"#SBATCH --cpus-per-task={workers + 1}",),
-                    fix=f"Raise `--cpus-per-task` to {workers + 1} or lower num_workers to "
-                        f"{max(cpt - 1, 0)}.",
-                    data={"config": cfg.rel, "script": script.rel, "num_workers": workers,
-                          "cpus_per_task": cpt, "rule": "cpus_per_task"},
-                    severity=Severity.WARNING)
-    if not compared:
+                   "--config), and no launcher that starts several ranks per node")
+    if not found and not any(trainer_specs(p.config) or workers_specs(p.config)
+                             for p in todo):
         raise Skip("the configs set no devices, num_nodes or num_workers")
+    for v in found:
+        yield Finding(v.message, location=v.location, fix=v.fix, commands=v.commands,
+                      data=v.data, severity=v.severity)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    rule: str
+    message: str
+    location: Location
+    fix: str
+    data: dict
+    commands: tuple = ()
+    severity: Optional[Severity] = None
+
+
+def launcher_rules(step: Any) -> list:
+    """torchrun/accelerate start several ranks per node: each needs a GPU."""
+    procs, gpus, ranks = step.procs_per_task, step.gpus_per_node, step.ranks_per_node
+    if not step.is_training or procs.source == "default" or not procs.value \
+            or procs.value < 2 or "default --nproc" in procs.source:
+        return []
+    loc = Location(step.script.rel, step.line)
+    data = {"script": step.script.rel, "ranks_per_node": ranks.value,
+            "gpus_per_node": gpus.value, "rule": "launcher_gpus"}
+    if gpus.value is None:
+        return [Mismatch(
+            "launcher_gpus", f"{step.where} starts {ranks.value} ranks per node ({procs.source}) "
+            "but the job requests no GPU (--gpus-per-node, --gres=gpu:N or --gpus); whether "
+            "the node's GPUs are visible anyway is the site's policy", loc,
+            f"Request them: `#SBATCH --gpus-per-node={ranks.value}`.", data,
+            (f"#SBATCH --gpus-per-node={ranks.value}",), Severity.WARNING)]
+    if ranks.value and gpus.value < ranks.value:
+        return [Mismatch(
+            "launcher_gpus", f"{step.where} starts {ranks.value} ranks per node "
+            f"({ranks.source}) on {gpus.value} GPU(s) per node ({gpus.source}): ranks would "
+            "share a GPU (NCCL refuses: 'Duplicate GPU detected')", loc,
+            f"Start one rank per GPU (--nproc_per_node={gpus.value}) or request "
+            f"{ranks.value} GPUs per node.", data, (), Severity.WARNING)]
+    return []
+
+
+def config_rules(pair: Pair) -> list:
+    """Lightning's own SLURM validation, and workers against CPUs, for one step/config."""
+    step, cfg = pair.step, pair.config
+    out = []
+    for _keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
+        out += _trainer(pair, m, dev_key, devices, cfg_nodes)
+    cpr = step.cpus_per_rank
+    for _keypath, m in workers_specs(cfg):
+        workers = m["num_workers"]
+        if cpr.value is not None and workers + 1 > cpr.value:
+            need = workers + 1
+            per_task = need * (step.procs_per_task.value or 1)
+            out.append(Mismatch(
+                "cpus_per_task", f"num_workers={workers} in {cfg.rel} needs {need} CPUs per "
+                f"rank, but the job gives {cpr.value} ({cpr.source})",
+                cfg.location(m, "num_workers"),
+                f"Raise `--cpus-per-task` to {per_task} or lower num_workers to "
+                f"{max(cpr.value - 1, 0)}.",
+                {"config": cfg.rel, "script": pair.script.rel, "num_workers": workers,
+                 "cpus_per_task": step.cpus_per_task.value, "cpus_per_rank": cpr.value,
+                 "rule": "cpus_per_task"},
+                (f"#SBATCH --cpus-per-task={per_task}",), Severity.WARNING))
+    if not pair.certain:   # precision rule: the link script → config is not shown
+        why = (f"; {pair.script.rel} names no config, so {cfg.rel} is compared as the only "
+               "candidate")
+        out = [Mismatch(v.rule, v.message + why, v.location, v.fix,
+                        dict(v.data, unseen="the script does not name the config"),
+                        v.commands, Severity.WARNING) for v in out]
+    return out
+
+
+def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
+             cfg_nodes: Optional[int]) -> list:
+    step, cfg, script = pair.step, pair.config, pair.script
+    nodes = step.nodes.value or 1
+    torchrun = step.launcher("torchrun") or step.launcher("accelerate")
+    per_node = step.procs_per_task if torchrun else step.tasks_per_node
+    gpn = step.gpus_per_node
+    key = dev_key or "num_nodes"
+    loc = cfg.location(m, key)
+    base = {"config": cfg.rel, "script": script.rel, "devices": devices,
+            "num_nodes": cfg_nodes, "nodes": nodes,
+            "ntasks_per_node": step.tasks_per_node.value
+            if step.tasks_per_node.source != "default" else None,
+            "gpus_per_node": gpn.value}
+    out = []
+    if cfg_nodes is not None and cfg_nodes != nodes:
+        out.append(Mismatch(
+            "num_nodes", f"num_nodes={cfg_nodes} in {cfg.rel}, but {script.rel} asks for "
+            f"--nodes={nodes} ({step.nodes.source})", cfg.location(m, "num_nodes"),
+            f"Set num_nodes: {nodes} in the config, or `#SBATCH --nodes={cfg_nodes}`.",
+            dict(base, rule="num_nodes")))
+    if devices is None:
+        return out
+    if per_node.source not in ("default", "srun's default: one task per node") and \
+            per_node.value is not None and per_node.value != devices:
+        what = "--nproc_per_node" if torchrun else "--ntasks-per-node"
+        out.append(Mismatch(
+            "ntasks_per_node", f"{dev_key}={devices} in {cfg.rel}, but {what}="
+            f"{per_node.value} ({per_node.source}): Lightning needs one process per device",
+            loc, f"Set `{what}={devices}` or {dev_key}: {per_node.value}.",
+            dict(base, rule="ntasks_per_node", ntasks_per_node=per_node.value),
+            (f"#SBATCH --ntasks-per-node={devices}",) if not torchrun else ()))
+    if gpn.value is None:
+        out.append(Mismatch(
+            "gpus", f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no GPUs "
+            "(--gpus-per-node, --gres=gpu:N or --gpus)", loc,
+            f"Request the GPUs: `#SBATCH --gpus-per-node={devices}`.", dict(base, rule="gpus"),
+            (f"#SBATCH --gpus-per-node={devices}",)))
+    elif gpn.value < devices:
+        out.append(Mismatch(
+            "gpus", f"{dev_key}={devices} per node × {cfg_nodes or nodes} node(s) in "
+            f"{cfg.rel}, but the job gives {gpn.value} GPU(s) per node ({gpn.source})", loc,
+            f"Request `#SBATCH --gpus-per-node={devices}` or set {dev_key}: {gpn.value}.",
+            dict(base, rule="gpus"), (f"#SBATCH --gpus-per-node={devices}",)))
+    elif gpn.value > devices:
+        out.append(Mismatch(
+            "gpus", f"the job requests {gpn.value} GPU(s) per node ({gpn.source}) but "
+            f"{cfg.rel}:{loc.line} uses {dev_key}={devices}: {gpn.value - devices} GPU(s) per "
+            "node stay idle", loc,
+            f"Request only `--gpus-per-node={devices}`, or set {dev_key}: {gpn.value}.",
+            dict(base, rule="gpus"), (f"#SBATCH --gpus-per-node={devices}",),
+            Severity.WARNING))
+    return out

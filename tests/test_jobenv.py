@@ -118,3 +118,11 @@ def test_default_and_tilde_and_login_values():
     env = env_text("#!/bin/bash\nexport A=/t/$SLURM_JOB_ID\n", login={"SLURM_JOB_ID": "77"},
                    in_job=True)
     assert env["A"].value == "/t/77" and env["A"].parts == {"job"}
+
+
+def test_default_word_quotes_are_removed():
+    """bash: ${MODULE:-"llama3"} is llama3 (torchtitan's multinode_trainer.slurm)."""
+    from doctor.job.shell import expand
+
+    assert expand('${MODULE:-"llama3"}', lambda n: None).text == "llama3"
+    assert expand('"${C:-"a b"}"', lambda n: None).text == "a b"

@@ -28,6 +28,14 @@ DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml
 PRUNE_DIRS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox",
               "site-packages", ".mypy_cache", ".pytest_cache", "build", "dist"}
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm", ".job", ".bash", ""}
+# Suffixes that are never job scripts: other files are read for #SBATCH lines too
+# (launch_slurm.wilkes3, job.lumi, train.pbs-style names).
+NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", ".rst", ".txt",
+               ".csv", ".tsv", ".ipynb", ".cfg", ".ini", ".png", ".jpg", ".jpeg", ".gif",
+               ".svg", ".pdf", ".pt", ".pth", ".ckpt", ".bin", ".npy", ".npz", ".h5", ".pkl",
+               ".gz", ".zip", ".tar", ".so", ".o", ".c", ".h", ".cc", ".cpp", ".cu", ".hpp",
+               ".js", ".ts", ".html", ".css", ".lock", ".log", ".out", ".err", ".parquet",
+               ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl"}
 MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
 
 
@@ -103,7 +111,9 @@ class Job:
         paths = [self._path(p) for p in explicit]
         if paths:
             return _unique(paths)
-        return [p for p in self.repo_files(SCRIPT_SUFFIXES) if looks_like_sbatch(p)]
+        return [p for p in self.repo_files() if (p.suffix in SCRIPT_SUFFIXES or (
+            p.suffix.lower() not in NOT_SCRIPTS and p.suffix[1:].isalnum()))
+            and looks_like_sbatch(p)]
 
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None) -> list:

@@ -80,3 +80,38 @@ def container_command(scripts: list) -> Optional[tuple]:
                     a.split("=", 1)[0] in SRUN_CONTAINER_FLAGS for a in argv[1:]):
                 return s, cmd
     return None
+
+
+def console_scripts(job) -> dict:
+    """name → module of the repo's own console scripts ([project.scripts] in
+    pyproject.toml, console_scripts in setup.cfg / setup.py): commands that run Python."""
+    return job.memo("console_scripts", lambda: _console_scripts(job.repo))
+
+
+_ENTRY = re.compile(r"""["']?([A-Za-z0-9_.-]+)\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[\w.]+["']?""")
+
+
+def _console_scripts(repo: Path) -> dict:
+    out: dict = {}
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            import tomllib
+        except ImportError:  # Python < 3.11: tomli is a dependency there
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            scripts = tomllib.loads(pyproject.read_text()).get("project", {}).get("scripts", {})
+            if isinstance(scripts, dict):
+                out.update({k: str(v).split(":")[0] for k, v in scripts.items()})
+        except (ValueError, OSError, UnicodeDecodeError):
+            pass
+    for name in ("setup.py", "setup.cfg"):
+        p = repo / name
+        try:
+            text = p.read_text(errors="replace") if p.is_file() else ""
+        except OSError:
+            continue
+        m = re.search(r"console_scripts[\"'\]\s:=]*([\s\S]{0,2000})", text)
+        if m:
+            out.update({k: v for k, v in _ENTRY.findall(m.group(1))})
+    return out

@@ -11,7 +11,8 @@ first:
   (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, PYTORCH_HIP_ALLOC_CONF vs
   nvidia-smi, CUDA_HOME), and last MIOPEN_* variables.
 MIOPEN_* variables alone are weak: scripts copied from a LUMI job into an NVIDIA
-cluster's keep them. Against any NVIDIA sign they do not make a job ROCm.
+cluster's keep them. Alone they make the platform "maybe ROCm" (checks that run on
+it say at most a warning); against any NVIDIA sign they count for nothing.
 """
 from __future__ import annotations
 
@@ -31,6 +32,12 @@ class Platform:
     name: Optional[str]          # "rocm", "cuda", or None when nothing says
     evidence: tuple              # why, strongest first ("torch 2.5.1+rocm6.2 is a ROCm build")
     against: tuple = ()          # signs of the other platform that were outweighed
+    maybe: Optional[str] = None  # only weak signs (MIOPEN_* alone) point there
+
+    @property
+    def may_be_rocm(self) -> bool:
+        """ROCm, or only MIOPEN_* variables say so (nothing contradicts them)."""
+        return self.name == "rocm" or self.maybe == "rocm"
 
     @property
     def is_rocm(self) -> bool:
@@ -41,7 +48,7 @@ class Platform:
         return self.evidence[0] if self.evidence else "no sign of either platform"
 
     def to_dict(self) -> dict:
-        return {"platform": self.name, "evidence": list(self.evidence),
+        return {"platform": self.name, "maybe": self.maybe, "evidence": list(self.evidence),
                 "against": list(self.against)}
 
 
@@ -63,8 +70,10 @@ def _decide(job: Any, script: Any) -> Platform:
         if devices.get("nvidia"):
             cuda.insert(0, "/dev/nvidia* devices are present")
     strong_rocm = [r for r in rocm if not r.startswith("MIOPEN_")]
-    if rocm and not cuda:   # MIOPEN_* alone counts (DESIGN §6) when nothing contradicts it
+    if strong_rocm and not cuda:
         return Platform("rocm", tuple(rocm))
+    if rocm and not cuda:   # MIOPEN_* alone: a ROCm job, or a block copied from one
+        return Platform(None, tuple(rocm), maybe="rocm")
     if cuda and not strong_rocm:
         return Platform("cuda", tuple(cuda), tuple(rocm))
     if rocm and cuda:  # both: the first (strongest) sign of each is compared by rank

@@ -251,6 +251,7 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, in_job: bool)
         res.unresolved.append(written)
         return
     name, op, word = m.group(1), m.group(2), m.group(3) or ""
+    word = re.sub(r'(?<!\\)"', "", word)   # ${A:-"x"} is x: bash removes those quotes
     if not op:
         _var(name, written, lookup, res, in_job)
         return

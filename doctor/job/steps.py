@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 from doctor.errors import InputError
 from doctor.job.env import EnvState, EnvValue, JobEnv
+from doctor.job.launch import console_scripts
 from doctor.job.sbatch import SbatchScript, load_sbatch
 from doctor.job.shell import expand, split_commands, unquote
 
@@ -309,6 +310,27 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
         if _PYTHON.match(base) or (word.endswith(".py") and _repo_file(ctx, word)):
             steps.append(_step(script, line, words[i:], local, ctx, tuple(chain), counts,
                                container))
+            return
+        module = console_scripts(ctx.job).get(base)
+        if module is not None:   # a console script of the repo's package: python -m module
+            steps.append(_step(script, line, ["python", "-m", module] + words[i + 1:], local,
+                               ctx, tuple(chain), counts, container))
+            return
+        wrapper = _wrapper_script(ctx, word) if ctx.depth < MAX_DEPTH else None
+        if wrapper is not None:
+            # `srun scripts/run_with_environment.sh python train.py`: the wrapper sets its
+            # variables, then runs its arguments ("$@")
+            sub_state = local.child()
+            sub = replace(ctx, chain=tuple(chain), counts=counts, container=container,
+                          scripts=ctx.scripts + (wrapper,), depth=ctx.depth + 1)
+            _walk(wrapper, sub_state, sub, steps, "inner")
+            ctx.scripts = sub.scripts
+            if not _RUNS_ARGS.search(wrapper.text):
+                return
+            local = sub_state
+            local.shell = state
+            i += 1
+            continue
         return
 
 
@@ -329,6 +351,22 @@ def _without_redirects(words: list) -> list:
             continue
         out.append(w)
     return out
+
+
+_RUNS_ARGS = re.compile(r'(^|[\s;])(exec\s+)?"?\$[@*]"?(\s|$)', re.M)
+
+
+def _wrapper_script(ctx: _Ctx, word: str) -> Optional[SbatchScript]:
+    """A repo shell script run as a command (`./run.sh`, `scripts/env.sh python x.py`)."""
+    if not word.endswith((".sh", ".bash")) or "$" in word:
+        return None
+    path = _resolve_path(ctx, word)
+    if path is None:
+        return None
+    try:
+        return load_sbatch(path, ctx.job.rel(path))
+    except InputError:
+        return None
 
 
 def _word(raw: str, state: EnvState) -> str:
