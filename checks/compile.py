@@ -10,6 +10,8 @@ from doctor.job.code import CodeValue, CompileCall, code_settings
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 SAFE_CONTEXTS = ("spawn", "forkserver")
+# An evaluation loader's first batch comes after training steps were compiled.
+_EVAL = re.compile(r"val|eval|test|predict", re.I)
 
 
 def compile_setting(m) -> Optional[tuple]:
@@ -45,11 +47,14 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
     run, so its findings are at most warnings that name the condition.
     Statically: fork-started DataLoader workers (num_workers > 0 with no
     `multiprocessing_context: spawn|forkserver`) in the same config, or in a
-    DataLoader(...) call in the code for a compile call. On a live node, from
+    DataLoader(...) call in the code for a compile call; a training loader with
+    `persistent_workers: true` forks once, at its first batch, before the first
+    compiled step runs, and is not reported (an evaluation loader's first batch
+    comes after compiling, so it is). On a live node, from
     facts: no triton installed (read from package metadata, no import) while
     the job targets a GPU, the same on aarch64, and `max-autotune` on a node
-    with little memory. When the job trains inside a container (`singularity|apptainer exec`, `srun
-    --container-image`, `srun --environment`) that the doctor is not running
+    with little memory. When the job trains inside a container (`singularity|apptainer
+    exec`, `srun --container-image`, `srun --environment`) that the doctor is not running
     in, this node's triton says nothing about the job's, so the triton rule
     is left out (noted in the report's facts): run the doctor inside the
     container to check it.
@@ -116,9 +121,10 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
 
 def _config_place(job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
     """(what, location, mode, data, fork findings, unseen link) for a config's compile."""
-    what = f"{cfg.rel}:{m.line_of(key)} {key}: {mode or 'true'}"
+    loc = cfg.location(m, key)
+    what = f"{loc.path}:{loc.line} {key}: {mode or 'true'}"
     base = {"config": cfg.rel, "key": key, "mode": mode}
-    return (what, cfg.location(m, key), mode, base,
+    return (what, loc, mode, base,
             list(_fork_workers(job, cfg, what, base)), "")
 
 
@@ -198,7 +204,10 @@ def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:
         ctx = m.get("multiprocessing_context")
         if ctx in SAFE_CONTEXTS or (ctx is None and py >= (3, 14)):
             continue   # Python 3.14 made forkserver the default on Linux
-        line = m.line_of("multiprocessing_context" if ctx else "num_workers")
+        if m.get("persistent_workers") is True and not _EVAL.search(
+                " ".join(map(str, _kp))):
+            continue   # the training loader forks once, at its first batch: before compiling
+        line = cfg.location(m, "multiprocessing_context" if ctx else "num_workers").line
         yield Finding(
             f"{what} with {workers} DataLoader workers started by fork at {cfg.rel}:{line}: "
             "forking after triton compiled kills workers with `LLVM ERROR: pthread_join "

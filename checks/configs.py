@@ -21,8 +21,10 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     file up the way the program does: relative to the step's working directory (the
     submit directory, `--chdir` or `cd`), Hydra's `--config-path` relative to the entry
     script. A file that an earlier command of the job writes (`cp`, `>`, `tee`, `mv`)
-    is not reported. A path outside the repo is only judged on a live node (in the CI
-    gate it may exist on the cluster alone), and then as a warning.
+    is not reported, nor a `--config` value that is not a file name (a preset such as
+    `llama3_debugmodel`). A path outside the repo, or a relative one when the job `cd`s
+    outside the repo, is only judged where its directory is visible (not in the CI
+    gate, not on a machine without the cluster's /scratch), and then as a warning.
 
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
@@ -41,11 +43,13 @@ def config_not_found(job: Job) -> Iterator[Finding]:
         named += len(sc.configs) + len(sc.missing)
         step = job.step(script)
         for written, rel, line in sc.missing:
-            if _written_by_job(step, written):
-                continue
-            outside = os.path.isabs(written) and not written.startswith(str(job.repo))
-            if outside and job.static:
-                continue   # may exist on the cluster only: not judged by the CI gate
+            if _written_by_job(step, written) or not written.endswith(CONFIG_SUFFIXES):
+                continue   # `--config llama3_debugmodel` names a preset, not a file
+            outside = os.path.isabs(written) and not written.startswith(str(job.repo)) \
+                or _runs_outside(job, step)
+            base = written if os.path.isabs(written) else os.path.join(step.cwd or "", written)
+            if outside and (job.static or not os.path.isdir(os.path.dirname(base))):
+                continue   # its directory is not visible here (the cluster's /scratch)
             yield Finding(
                 f"{rel}:{line} runs {step.entry} with the config {written}, which does not "
                 f"exist (looked in {_where(job, step)})",
@@ -55,6 +59,16 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 severity=Severity.WARNING if outside else None)
     if not named:
         raise Skip("no job script names a config on its command line")
+
+
+CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
+
+
+def _runs_outside(job: Job, step) -> bool:
+    """The job `cd`s to a directory outside the repo (a clone on /scratch): a relative
+    config is looked up there, which the doctor cannot see from here."""
+    cwd = step.cwd
+    return bool(cwd) and os.path.isabs(cwd) and not (cwd + "/").startswith(str(job.repo) + "/")
 
 
 def _written_by_job(step, written: str) -> bool:

@@ -508,6 +508,8 @@ def _merge(dst: dict, src: dict, where: Callable[[Any, Any], Optional[Origin]],
             continue
         dst[key] = _tree(value, where)
         _mark(dst, key, where(src, key))
+        if isinstance(dst, LineDict) and isinstance(src, LineDict) and key in src.key_lines:
+            dst.key_lines = {**dst.key_lines, key: src.key_lines[key]}   # in the file it came from
 
 
 def _tree(value: Any, where: Callable[[Any, Any], Optional[Origin]]) -> Any:

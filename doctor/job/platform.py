@@ -62,23 +62,22 @@ def _decide(job: Any, script: Any) -> Platform:
     build = _from_torch(job)
     if build is not None:
         return build
-    rocm, cuda = _step_signs(job, script)
+    rocm, cuda, weak_rocm, weak_cuda = _step_signs(job, script)
     if not job.static:
         devices = _fact(job, "devices") or {}
         if devices.get("kfd"):
             rocm.insert(0, "/dev/kfd is present")
         if devices.get("nvidia"):
             cuda.insert(0, "/dev/nvidia* devices are present")
-    strong_rocm = [r for r in rocm if not r.startswith("MIOPEN_")]
-    if strong_rocm and not cuda:
-        return Platform("rocm", tuple(rocm))
-    if rocm and not cuda:   # MIOPEN_* alone: a ROCm job, or a block copied from one
-        return Platform(None, tuple(rocm), maybe="rocm")
-    if cuda and not strong_rocm:
-        return Platform("cuda", tuple(cuda), tuple(rocm))
-    if rocm and cuda:  # both: the first (strongest) sign of each is compared by rank
+    if rocm and not cuda:
+        return Platform("rocm", tuple(rocm + weak_rocm), tuple(weak_cuda))
+    if cuda and not rocm:
+        return Platform("cuda", tuple(cuda + weak_cuda), tuple(weak_rocm))
+    if rocm and cuda:
         return Platform(None, (), tuple(rocm + cuda))
-    return Platform(None, ())
+    if weak_rocm and not weak_cuda:   # MIOPEN_* alone: a ROCm job, or a copied block
+        return Platform(None, tuple(weak_rocm), maybe="rocm")
+    return Platform(None, (), tuple(weak_rocm + weak_cuda))
 
 
 def _from_torch(job: Any) -> Optional[Platform]:
@@ -129,7 +128,9 @@ def _site_signs(script: Any) -> list:
 
 
 def _step_signs(job: Any, script: Any) -> tuple:
-    """(ROCm signs, NVIDIA signs) in the step's environment, container and script text."""
+    """(ROCm, NVIDIA, weak ROCm, weak NVIDIA signs) in the step's environment, container
+    and scripts. Weak: MIOPEN_* (copied blocks keep them) and the *-smi tools (often
+    probed behind `if command -v`)."""
     step = job.step(script)
     env = step.env
     rocm = _site_signs(script)
@@ -145,6 +146,8 @@ def _step_signs(job: Any, script: Any) -> tuple:
         if "--nv" in step.container.argv or _NVIDIA_TEXT.search(words):
             cuda.insert(0, f"the container is an NVIDIA one ({step.container.path}:"
                            f"{step.container.line})")
+    weak_rocm: list = []
+    weak_cuda: list = []
     for s in step.scripts:
         for cmd in s.commands:
             text = " ".join(cmd.argv)
@@ -152,11 +155,11 @@ def _step_signs(job: Any, script: Any) -> tuple:
                 rocm.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
             elif cmd.argv[0] in ("module", "ml") and _NVIDIA_TEXT.search(text):
                 cuda.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
-            elif cmd.argv[0] in ("nvidia-smi",):
-                cuda.append(f"{s.rel}:{cmd.line} runs nvidia-smi")
+            elif cmd.argv[0] == "nvidia-smi":   # often behind `if command -v`: weak
+                weak_cuda.append(f"{s.rel}:{cmd.line} runs nvidia-smi")
             elif cmd.argv[0] in ("rocm-smi", "amd-smi"):
-                rocm.append(f"{s.rel}:{cmd.line} runs {cmd.argv[0]}")
+                weak_rocm.append(f"{s.rel}:{cmd.line} runs {cmd.argv[0]}")
     miopen = sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel != "login")
     miopen += sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel == "login")
-    rocm += [f"{k} is set ({env[k].where()})" for k in miopen[:1]]
-    return rocm, cuda
+    weak_rocm += [f"{k} is set ({env[k].where()})" for k in miopen[:1]]
+    return rocm, cuda, weak_rocm, weak_cuda

@@ -49,11 +49,24 @@ def effective_configs(job: Any, files: list) -> list:
     plus the configs a step names outside the usual config directories."""
     replaced: set = set()
     read: list = []
+    entries: set = set()
     for script in job.scripts:
         sc = step_configs(job, script)
         for cfg, paths in zip(sc.configs, sc.replaces):
             replaced |= {str(p) for p in paths}
             read.append(cfg)
+        entry = job.entry_file(job.step(script))
+        if entry is not None:
+            entries.add(job.rel(entry))
+    for path, tree in python_trees(job):   # @hydra.main entries no job script reaches
+        main = _hydra_main_of(tree) if job.rel(path) not in entries else None
+        if main is not None:
+            out = StepConfigs()
+            _compose_plain(job, path.parent / main[0] if main[0] else path.parent, main[1], out)
+            for cfg, paths in zip(out.configs, out.replaces):
+                if str(cfg.path) not in replaced:
+                    replaced |= {str(p) for p in paths}
+                    read.append(cfg)
     return [c for c in files if str(c.path) not in replaced] + read
 
 
@@ -105,6 +118,33 @@ def _hydra_main(job: Any, entry: Path) -> Optional[tuple]:
                     p = path.value if isinstance(path, ast.Constant) else None
                     return (p if isinstance(p, str) else None), name.value
     return None
+
+
+def _hydra_main_of(tree: ast.AST) -> Optional[tuple]:
+    """(config_path, config_name) of a module-level @hydra.main function, if any."""
+    for node in getattr(tree, "body", ()):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and _name(dec.func).endswith("hydra.main"):
+                    kw = {k.arg: k.value for k in dec.keywords}
+                    path, name = kw.get("config_path"), kw.get("config_name")
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                        p = path.value if isinstance(path, ast.Constant) else None
+                        return (p if isinstance(p, str) else None), name.value
+    return None
+
+
+def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs) -> None:
+    """Compose an entry's @hydra.main config with no overrides (its defaults)."""
+    file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+    if not file.is_file():
+        return
+    try:
+        comp = compose(config_dir, name, [])
+    except (InputError, OSError, RecursionError):
+        return
+    out.configs.append(ConfigFile(path=file.resolve(), rel=job.rel(file), data=comp.data))
+    out.replaces.append([p.resolve() for p in comp.files] or [file.resolve()])
 
 
 def _name(node: ast.AST) -> str:

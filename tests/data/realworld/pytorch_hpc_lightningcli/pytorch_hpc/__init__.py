@@ -1,0 +1,2 @@
+from .nn import *
+from .pl import *
