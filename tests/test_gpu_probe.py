@@ -146,8 +146,16 @@ def test_cli_miopen_live_mounts_and_site_profile(tmp_path):
     res = result_of(doc, "miopen-cache-shared")
     assert code == 0 and res["status"] == "pass"  # /dev/shm tmpfs, / ext4: both node-local here
     (tmp_path / "doctor.yaml").write_text("site:\n  shared_paths: [/srv/shared]\n")
+    # only the MIOPEN_* variables say it is a ROCm job (a block copied into an NVIDIA job
+    # keeps them): at most a warning
     code, doc = run_json("--repo", str(tmp_path), "--only", "miopen-cache-shared",
                          env={"USER": "ammar"})
+    res = result_of(doc, "miopen-cache-shared")
+    assert code == 0 and res["status"] == "fail" and res["severity"] == "warning"
+    assert "only the MIOPEN_* variables say so" in res["findings"][0]["message"]
+    # with the torch the job runs, a ROCm build: the whole path is shown, an error
+    code, doc = run_json("--repo", str(tmp_path), "--only", "miopen-cache-shared",
+                         "--torch-version", "2.5.1+rocm6.2.4", env={"USER": "ammar"})
     res = result_of(doc, "miopen-cache-shared")
     assert code == 1 and res["status"] == "fail"
     (f,) = res["findings"]

@@ -116,7 +116,9 @@ def test_rocm_torch_version_is_rocm_for_every_check(tmp_path):
 @pytest.mark.parametrize("body,platform", [
     # a LUMI block copied into an NVIDIA job: the NVIDIA signs win over MIOPEN_*
     ("export MIOPEN_USER_DB_PATH=/tmp/m\nsrun singularity exec --nv ngc.sif python t.py", "cuda"),
-    ("export MIOPEN_USER_DB_PATH=/tmp/m\nnvidia-smi\nsrun python t.py", "cuda"),
+    # two weak signs against each other: nothing is decided
+    ("export MIOPEN_USER_DB_PATH=/tmp/m\nnvidia-smi\nsrun python t.py", None),
+    ("module load rocm/6.2\nnvidia-smi\nsrun python t.py", "rocm"),
     ("export MIOPEN_USER_DB_PATH=/tmp/m\nsrun python t.py", None),  # maybe: a copied block?
     ("srun singularity exec lumi_rocm6.2.sif python t.py", "rocm"),
     ("export ROCR_VISIBLE_DEVICES=0\nsrun python t.py", "rocm"),
@@ -127,7 +129,7 @@ def test_platform_from_the_evidence(tmp_path, body, platform):
     job = Job(repo, static=True, env={})
     got = platform_of(job, job.scripts[0])
     assert got.name == platform, got
-    if platform is None and "MIOPEN" in body:
+    if platform is None and "MIOPEN" in body and "smi" not in body:
         assert got.maybe == "rocm" and got.may_be_rocm
     if platform == "cuda" and "MIOPEN" in body:
         assert any("MIOPEN" in e for e in got.against), got   # the report says what lost
