@@ -382,9 +382,11 @@ def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
 
     Each worker keeps `prefetch_factor` batches (default 2) in shared memory until the
     main process takes them; a batch is assumed to take `batch_mib` MiB (default 64,
-    an option: set it to your real batch size). Ranks per node come from
-    SLURM_NTASKS_PER_NODE or the job script's --ntasks-per-node (else 1). A cache that
-    already sits in /dev/shm counts as available space (it is the job's own). Also fails
+    an option: set it to your real batch size). Ranks per node come from the job's
+    launched step (Slurm tasks per node × torchrun processes; SLURM_NTASKS_PER_NODE in a
+    job). A cache that already sits in /dev/shm counts as available space (it is the
+    job's own). The finding is an error when the cache alone does not fit, a warning
+    when it is the batches' estimate that does not (its size is assumed). Also fails
     when /dev/shm is below `min_gib` GiB at all (Docker's default is 64 MiB), and warns
     about `torch_<pid>_*` segments whose creating process is dead (or, for other
     `torch_*` names, untouched for a day), with their total size and the `rm` command.
@@ -442,10 +444,14 @@ def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
             parts.append(f"{ranks} rank(s) x {slots} in-flight batches (num_workers x "
                          f"prefetch_factor) x {batch_mib} MiB = {human(workers_bytes)}")
         cfg, line = (loaders[0][0], loaders[0][1]) if loaders else (root, None)
+        # precision rule: the batches' size is an assumption (batch_mib), the cache's is not
+        shown = cache_bytes > available
         yield Finding(
             f"{root} has {human(free)} free of {human(total)}, but "
-            f"{' plus '.join(parts)} need {human(needed)}",
-            location=Location(cfg, line),
+            f"{' plus '.join(parts)} need {human(needed)}"
+            + ("" if shown else f" (assuming {batch_mib} MiB per batch: set the option "
+               "batch_mib to your batches' size)"),
+            location=Location(cfg, line), severity=None if shown else Severity.WARNING,
             fix="Give the job more shared memory (--shm-size / a bigger node), move the cache "
                 "to node-local disk, or lower num_workers / prefetch_factor.",
             data={"path": root, "total_bytes": total, "free_bytes": free,

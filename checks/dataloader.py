@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.code import CodeValue, LoaderCall, code_settings
+from doctor.job.code import CodeValue, LoaderCall, code_settings, config_value_path
 from doctor.job.configs import ConfigFile, is_unresolved, keypath
 from doctor.job.launch import scripts_or_none
 from doctor.job.loaders import LoaderSpec, PG_SECTIONS, _is_number, loader_specs
@@ -378,7 +378,7 @@ def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
         loaders = [c for _, _, code in runs[:1] for c in code.loaders]
         for c in found:
             links = pg_links if c.rule == "timeout-not-below-pg-timeout" else []
-            through = _through_code(spec, c.keys[0], loaders)
+            through = config_value_path(spec.mapping, c.keys[0], loaders)
             if through is None:   # every DataLoader call of the repo keeps the value out
                 notes.append(f"{spec.config.rel}:{spec.line(c.keys[0])}: {c.message} — but "
                              f"the code's DataLoader calls never pass {c.keys[0]} unchanged "
@@ -440,28 +440,6 @@ def _where(spec: Any, keys: list) -> Location:
 
 
 # ---- DataLoader calls in the code -----------------------------------------------------
-def _through_code(spec: Any, key: str, loaders: list) -> Optional[list]:
-    """How a config value reaches DataLoader: [] when the whole path is shown (no
-    DataLoader call in the repo's code: the config is handed to a framework or to
-    `_target_: ...DataLoader` as is), the links the doctor cannot see when some call
-    passes `key` through an expression it cannot follow, or None when every call keeps
-    the config's value out (a constant, or guarded by the worker count, or not passed:
-    OLMo's `prefetch_factor=None if workers == 0 else cfg.prefetch_factor`)."""
-    target = str(spec.mapping.get("_target_", spec.mapping.get("class_path", "")))
-    if not loaders or target.endswith("DataLoader"):
-        return []
-    unseen = []
-    for call in loaders:
-        v = call.get(key)
-        if v is None or v.kind in ("constant", "env", "env-default") or (
-                v.kind == "guarded" and v.zero is not None and v.zero.kind == "constant"
-                and key != "num_workers"):
-            continue
-        unseen.append(f"{call.file}:{call.line} passes {key}={v.text or '(through **kwargs)'}"
-                      ", which the doctor does not follow to this config")
-    return unseen or None
-
-
 def _calls(loaders: list) -> str:
     return ", ".join(f"{c.file}:{c.line}" for c in loaders[:3]) + \
         (f" and {len(loaders) - 3} more" if len(loaders) > 3 else "")

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.code import code_settings, config_value_path
 from doctor.job.configs import is_unresolved
 from doctor.job.sbatch import SbatchScript
 
@@ -66,6 +67,12 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
     return soft, hard, failed
 
 
+def _code_loaders(job: Any) -> list:
+    """The DataLoader calls of the repo's code (under the first job script's env)."""
+    env = job.job_env(job.scripts[0] if job.scripts else None).plain()
+    return list(code_settings(job, env).loaders)
+
+
 def _fmt(v: Optional[int]) -> str:
     return "unlimited" if v is None else str(v)
 
@@ -101,6 +108,10 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
     value above the hard limit fails and changes nothing). Ranks per node
     (Slurm tasks per node × torchrun/accelerate processes per task, from the job's
     launched step) are reported for context.
+
+    When the training code passes num_workers to `DataLoader` through an expression
+    the doctor cannot follow (`cfg.data.workers`), the config's value may not be what
+    the workers are: the finding is then at most a warning that names that call.
 
     A config key `sharing_strategy: file_system` means descriptors are not
     passed, so the check passes. No DataLoader with workers → skip.
@@ -146,6 +157,9 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
                    + (f"; num_workers is filled in at run time at {', '.join(unknown)}, "
                       "not guessed" if unknown else ""))
     _, workers, prefetch, spec = best
+    # precision rule: when the code passes num_workers to DataLoader through an expression
+    # the doctor cannot follow, the config's value may not be what the workers are
+    unseen = config_value_path(spec.mapping, "num_workers", _code_loaders(job)) or []
     per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
     needed = base_fds + workers * per_worker
     nofile = (job.fact("limits") or {}).get("nofile")
@@ -212,8 +226,13 @@ def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
             continue
         fit = max(0, (hard0 - base_fds) // per_worker)
         data["max_workers"] = fit
+        if unseen:
+            data["unseen"] = unseen
         yield Finding(
-            f"even the hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}",
+            f"even the hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}"
+            + (f" — if num_workers reaches DataLoader unchanged: {'; '.join(unseen)}"
+               if unseen else ""),
+            severity=Severity.WARNING if unseen else None,
             location=cfg_loc,
             fix=(f"Lower num_workers (line {spec.line('num_workers')}) to {fit} or fewer"
                  + (f" (or prefetch_factor, line {spec.line('prefetch_factor')})"

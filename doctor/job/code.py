@@ -754,3 +754,27 @@ def _env_text(node: ast.expr) -> Optional[str]:
             not isinstance(node.value, bool):
         return str(node.value)
     return None
+
+
+# ---- how a config value reaches DataLoader -------------------------------------
+def config_value_path(mapping: Any, key: str, loaders: list) -> Optional[list]:
+    """How a config mapping's value reaches DataLoader through the repo's code (`loaders`,
+    its DataLoader calls): [] when the whole path is shown (no
+    DataLoader call in the repo's code: the config is handed to a framework or to
+    `_target_: ...DataLoader` as is), the links the doctor cannot see when some call
+    passes `key` through an expression it cannot follow, or None when every call keeps
+    the config's value out (a constant, or guarded by the worker count, or not passed:
+    OLMo's `prefetch_factor=None if workers == 0 else cfg.prefetch_factor`)."""
+    target = str(mapping.get("_target_", mapping.get("class_path", "")))
+    if not loaders or target.endswith("DataLoader"):
+        return []
+    unseen = []
+    for call in loaders:
+        v = call.get(key)
+        if v is None or v.kind in ("constant", "env", "env-default") or (
+                v.kind == "guarded" and v.zero is not None and v.zero.kind == "constant"
+                and key != "num_workers"):
+            continue
+        unseen.append(f"{call.file}:{call.line} passes {key}={v.text or '(through **kwargs)'}"
+                      ", which the doctor does not follow to this config")
+    return unseen or None
