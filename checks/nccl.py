@@ -119,7 +119,7 @@ def _ineffective_patches(code: CodeSettings) -> list:
 
 
 def _dataloader_vs_pg(job, code: CodeSettings) -> Iterator[Finding]:
-    dls = [(float(v.value), c.file, c.line) for c in code.loaders
+    dls = [(float(v.value), c.file, c.line, v.complete) for c in code.loaders
            if (v := c.kwargs.get("timeout")) is not None and v.known and v.kind != "guarded"
            and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)]
     pgs = [(p.seconds, p.file, p.line, p.timeout is not None) for p in code.pg_inits
@@ -127,17 +127,22 @@ def _dataloader_vs_pg(job, code: CodeSettings) -> Iterator[Finding]:
     if not dls or not pgs:
         return
     pg_s, pg_rel, pg_line, explicit = min(pgs)
-    for dl_s, rel, line in dls:
+    for dl_s, rel, line, complete in dls:
         if dl_s > 0 and dl_s >= pg_s:
             how = f"set at {pg_rel}:{pg_line}" if explicit else \
                 f"the default for init_process_group at {pg_rel}:{pg_line}"
+            # precision rule: an env default, or a DataLoader in another file than the
+            # init_process_group (another program?), is a link the doctor cannot show
+            unseen = ([] if complete else ["the timeout is an environment default"]) + \
+                ([] if rel == pg_rel else [f"{rel} and {pg_rel} run in one program"])
             yield Finding(
                 f"DataLoader timeout {dl_s:g} s at {rel}:{line} is not below the "
                 f"process-group timeout {pg_s:g} s ({how}): a stuck worker hangs every "
-                "rank until the NCCL watchdog kills the job",
+                "rank until the NCCL watchdog kills the job"
+                + (f" — if {' and '.join(unseen)}" if unseen else ""),
                 location=Location(rel, line),
                 fix=f"Lower the DataLoader timeout below {pg_s:g} s (e.g. {int(pg_s // 5)}), "
                     "or raise the process-group timeout passed to init_process_group.",
-                severity=Severity.ERROR,
+                severity=Severity.WARNING if unseen else Severity.ERROR,
                 data={"dataloader_timeout_s": dl_s, "pg_timeout_s": pg_s,
                       "kind": "dataloader-timeout"})
