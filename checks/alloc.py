@@ -5,10 +5,10 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.env import env_location
-from doctor.job.platform import platform_of
-from doctor.job.env import followed_env
+from doctor.job.context import Job
+from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
+from doctor.job.platform import platform_of
 
 # The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
 # set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release
@@ -25,7 +25,7 @@ def _expandable(value: str) -> Optional[bool]:
 
 @check("hip-alloc-conf", title="The ROCm caching allocator runs without expandable segments",
        severity="warning", tags=("rocm", "memory", "env"), needs=("sbatch",), timeout=10)
-def hip_alloc_conf(job) -> Iterator[Finding]:
+def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     """On ROCm jobs, PYTORCH_HIP_ALLOC_CONF lacks expandable_segments or is shadowed.
 
     Reads the job's effective environment (login environment + job script +

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.scanners.cachescan import ScanResult, scan, tty_progress
 from doctor.job.configs import LineDict, is_unresolved, keypath
+from doctor.job.context import Job
 from doctor.job.loaders import loader_workers
+from doctor.scanners.cachescan import ScanResult, scan, tty_progress
 
 CUDA_CHECK = "cuda-tensor-in-shared-cache"
 SHM_CHECK = "shm-too-small"
@@ -39,7 +40,7 @@ def is_cache_key(key: Any) -> bool:
     return k in CACHE_KEYS or k.endswith(CACHE_SUFFIXES)
 
 
-def cache_paths(job: Any) -> list:
+def cache_paths(job: Job) -> list:
     """--cache and settings `caches:` first, then every cache path named in the configs."""
     out = [CachePath(Path(p), "--cache / settings caches:") for p in job.caches]
     for cfg in job.configs:
@@ -65,7 +66,7 @@ def cache_paths(job: Any) -> list:
     return unique
 
 
-def _existing(job: Any) -> list:
+def _existing(job: Job) -> list:
     caches = cache_paths(job)
     if not caches:
         raise Skip("no cache paths: none given with --cache or settings `caches:`, and no "
@@ -78,7 +79,7 @@ def _existing(job: Any) -> list:
     return existing
 
 
-def _scan_timeout(job: Any) -> float:
+def _scan_timeout(job: Job) -> float:
     opts = job.settings.options.get(CUDA_CHECK, {})
     return float(opts.get("timeout_s", 60.0)) + 15.0
 
@@ -96,7 +97,7 @@ def _origin_of(path: str, caches: list) -> CachePath:
 @check(CUDA_CHECK, title="A torch.save cache holds CUDA tensors (or unsafe pickles)",
        severity="error", tags=("cache", "dataloader"), needs=("cache", "configs"),
        timeout=_scan_timeout)
-def cuda_tensor_in_shared_cache(job: Any, *, timeout_s: float = 60.0, max_findings: int = 10,
+def cuda_tensor_in_shared_cache(job: Job, *, timeout_s: float = 60.0, max_findings: int = 10,
                                 workers: int = 4, max_pickle_mib: int = 64
                                 ) -> Iterator[Finding]:
     """A cache of torch.save files holds tensors stored on a GPU; DataLoader workers break.
@@ -158,7 +159,7 @@ def cuda_tensor_in_shared_cache(job: Any, *, timeout_s: float = 60.0, max_findin
     yield from _cache_findings(job, caches, res, float(timeout_s), int(max_findings))
 
 
-def _cache_findings(job: Any, caches: list, res: ScanResult, budget: float,
+def _cache_findings(job: Job, caches: list, res: ScanResult, budget: float,
                     limit: int) -> Iterator[Finding]:
     cuda = [i for i in res.torch_files if i.devices]
     unsafe = [i for i in res.torch_files if not i.devices and i.unsafe_globals
@@ -192,7 +193,7 @@ def _cache_findings(job: Any, caches: list, res: ScanResult, budget: float,
                   "budget_s": budget})
 
 
-def _grouped(job: Any, caches: list, infos: list, limit: int, one: Any, group: Any
+def _grouped(job: Job, caches: list, infos: list, limit: int, one: Any, group: Any
              ) -> Iterator[Finding]:
     if len(infos) <= limit:
         for info in infos:
@@ -221,7 +222,7 @@ def _counts(infos: list) -> str:
     return ", ".join(f"{d}: {n} files" for d, n in sorted(per.items()))
 
 
-def _examples(job: Any, infos: list, n: int = 3) -> str:
+def _examples(job: Job, infos: list, n: int = 3) -> str:
     names = [os.path.basename(i.path) for i in infos[:n]]
     return ", ".join(names) + (", …" if len(infos) > n else "")
 
@@ -242,7 +243,7 @@ CUDA_FIX = ("Re-save it with CPU tensors (torch.load(..., map_location=\"cpu\") 
             "batches to the GPU in the training loop instead.")
 
 
-def _cuda_finding(job: Any, info: Any, origin: CachePath) -> Finding:
+def _cuda_finding(job: Job, info: Any, origin: CachePath) -> Finding:
     return Finding(
         f"torch.save file with {info.storages} tensor storage(s) on "
         f"{', '.join(info.devices)}{_unsafe_note(info.unsafe_globals)}; DataLoader workers "
@@ -267,7 +268,7 @@ def _resave_group(directory: str, members: list) -> tuple:
             + (" # … and the rest of data.files" if len(members) > 10 else ""),)
 
 
-def _cuda_group(job: Any, directory: str, members: list, origin: CachePath) -> Finding:
+def _cuda_group(job: Job, directory: str, members: list, origin: CachePath) -> Finding:
     return Finding(
         f"{len(members)} torch.save files under {directory}/ hold CUDA tensors "
         f"({_counts(members)}), e.g. {_examples(job, members)}; DataLoader workers "
@@ -285,7 +286,7 @@ UNSAFE_FIX = ("torch.load(weights_only=True) (the default since torch 2.6) refus
               "torch.serialization.add_safe_globals.")
 
 
-def _unsafe_finding(job: Any, info: Any, origin: CachePath) -> Finding:
+def _unsafe_finding(job: Job, info: Any, origin: CachePath) -> Finding:
     globs = info.unsafe_globals
     return Finding(
         f"torch.save file whose pickle names {', '.join(globs[:5])}"
@@ -296,7 +297,7 @@ def _unsafe_finding(job: Any, info: Any, origin: CachePath) -> Finding:
               "format": info.format})
 
 
-def _unsafe_group(job: Any, directory: str, members: list, origin: CachePath) -> Finding:
+def _unsafe_group(job: Job, directory: str, members: list, origin: CachePath) -> Finding:
     globs = _union(members, "unsafe_globals")
     return Finding(
         f"{len(members)} torch.save files under {directory}/ name globals outside torch's "
@@ -310,7 +311,7 @@ BROKEN_FIX = ("Delete the file and rebuild it (an interrupted precompute step le
               "truncated files); torch.load fails on it.")
 
 
-def _broken_finding(job: Any, info: Any, origin: CachePath) -> Finding:
+def _broken_finding(job: Job, info: Any, origin: CachePath) -> Finding:
     return Finding(
         f"torch.save file ({info.format} format) is {info.problem}",
         location=Location(job.rel(info.path)), fix=BROKEN_FIX, severity=Severity.WARNING,
@@ -318,7 +319,7 @@ def _broken_finding(job: Any, info: Any, origin: CachePath) -> Finding:
               "unsafe_globals": info.unsafe_globals, "problem": info.problem})
 
 
-def _broken_group(job: Any, directory: str, members: list, origin: CachePath) -> Finding:
+def _broken_group(job: Job, directory: str, members: list, origin: CachePath) -> Finding:
     return Finding(
         f"{len(members)} torch.save files under {directory}/ are truncated or corrupt, "
         f"e.g. {_examples(job, members)}",
@@ -369,7 +370,7 @@ def _under(path: Path, root: str) -> bool:
 
 @check(SHM_CHECK, title="/dev/shm is too small for the shared-memory cache and the workers",
        severity="error", tags=("cache", "dataloader"), needs=("node", "configs"), timeout=30)
-def shm_too_small(job: Any, *, min_gib: float = 1.0, batch_mib: int = 64,
+def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
                   prefetch_factor: int = 2) -> Iterator[Finding]:
     """/dev/shm cannot hold the shared-memory cache and the DataLoader workers' batches.
 

@@ -6,6 +6,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, CompileCall, code_settings
+from doctor.job.context import Job
 
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -30,7 +31,7 @@ def compile_setting(m) -> Optional[tuple]:
     return None
 
 
-def _python_version(job) -> tuple:
+def _python_version(job: Job) -> tuple:
     nums = re.findall(r"\d+", str(job.fact("python") or ""))[:2]
     return tuple(int(n) for n in nums)
 
@@ -38,7 +39,7 @@ def _python_version(job) -> tuple:
 @check("torch-compile-risk", title="torch.compile is enabled where it will fail or hang",
        severity="error", tags=("compile", "triton", "dataloader"), needs=("configs", "repo"),
        timeout=15)
-def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Finding]:
+def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterator[Finding]:
     """A config turns torch.compile on where it fails: no triton, aarch64, small RAM, fork.
 
     Finds `compile: true`, a compile mode string, or `compile: {mode: ...}`
@@ -119,7 +120,7 @@ def torch_compile_risk(job, *, min_autotune_memory_gb: int = 32) -> Iterator[Fin
                 severity=Severity.WARNING)
 
 
-def _config_place(job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
+def _config_place(job: Job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
     """(what, location, mode, data, fork findings, unseen link) for a config's compile."""
     loc = cfg.location(m, key)
     what = f"{loc.path}:{loc.line} {key}: {mode or 'true'}"
@@ -128,7 +129,7 @@ def _config_place(job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
             list(_fork_workers(job, cfg, what, base)), "")
 
 
-def _code_place(job, call: CompileCall, loaders: tuple) -> tuple:
+def _code_place(job: Job, call: CompileCall, loaders: tuple) -> tuple:
     """The same for a torch.compile call in the code. Under an `if`, compile may be off:
     the doctor cannot see the condition, so its findings are warnings naming it."""
     mode = call.mode.value if call.mode is not None and call.mode.complete and \
@@ -146,7 +147,7 @@ def _const(v: Optional[CodeValue]) -> Optional[object]:
     return v.value if v is not None and v.complete else None
 
 
-def _runs_in_other_container(job) -> Optional[str]:
+def _runs_in_other_container(job: Job) -> Optional[str]:
     """Why this node's triton says nothing about the job's: it trains in a container."""
     from doctor.job.launch import container_command
 
@@ -158,7 +159,7 @@ def _runs_in_other_container(job) -> Optional[str]:
             "in it to check its triton")
 
 
-def _gpu_target(job) -> Optional[str]:
+def _gpu_target(job: Job) -> Optional[str]:
     if job.has_fact("torch_build"):
         build = job.fact("torch_build") or {}
         if build.get("hip"):
@@ -171,7 +172,7 @@ def _gpu_target(job) -> Optional[str]:
     return None
 
 
-def _fork_workers_in_code(job, loaders: tuple, what: str, base: dict) -> Iterator[Finding]:
+def _fork_workers_in_code(job: Job, loaders: tuple, what: str, base: dict) -> Iterator[Finding]:
     """DataLoader calls in the code that fork workers, next to a compile in the code."""
     py = _python_version(job) if not job.static else ()
     for call in loaders:
@@ -195,7 +196,7 @@ def _fork_workers_in_code(job, loaders: tuple, what: str, base: dict) -> Iterato
             severity=Severity.WARNING)
 
 
-def _fork_workers(job, cfg, what: str, base: dict) -> Iterator[Finding]:
+def _fork_workers(job: Job, cfg, what: str, base: dict) -> Iterator[Finding]:
     py = _python_version(job) if not job.static else ()
     for _kp, m in cfg.mappings():
         workers = m.get("num_workers")

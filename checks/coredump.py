@@ -5,6 +5,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
+from doctor.job.context import Job
 from doctor.job.launch import workdir
 
 
@@ -36,7 +37,7 @@ def core_name(pattern: str, uses_pid: Optional[bool]) -> str:
 
 @check("core-dump-unlimited", title="Unlimited core dumps land in the repo", severity="warning",
        tags=("limits", "git"), needs=("sbatch", "node", "git"), timeout=20)
-def core_dump_unlimited(job) -> Iterator[Finding]:
+def core_dump_unlimited(job: Job) -> Iterator[Finding]:
     """Core dumps are unlimited while the job runs in the repo and cores go to the cwd.
 
     Fires when the core-file limit is unlimited — the login shell's RLIMIT_CORE

@@ -8,8 +8,9 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, LoaderCall, code_settings, config_value_path
 from doctor.job.configs import ConfigFile, is_unresolved, keypath
+from doctor.job.context import Job
 from doctor.job.launch import scripts_or_none
-from doctor.job.loaders import LoaderSpec, PG_SECTIONS, _is_number, loader_specs
+from doctor.job.loaders import PG_SECTIONS, LoaderSpec, _is_number, loader_specs
 from doctor.job.versions import parse_version
 
 START_METHODS = ("fork", "spawn", "forkserver")  # torch.multiprocessing on Linux
@@ -284,7 +285,7 @@ def _pg_conflict(spec: Any, pgs: list) -> Optional[Conflict]:
 @check("dataloader-option-conflict", title="DataLoader options that torch rejects",
        severity="error", tags=("dataloader", "config"), needs=("configs", "repo"),
        timeout=10)
-def dataloader_option_conflict(job: Any) -> Iterator[Finding]:
+def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
     """A DataLoader option in a config makes torch raise, at construction or the first batch.
 
     Every mapping of every config that holds `num_workers`, `prefetch_factor`,
@@ -445,7 +446,7 @@ def _calls(loaders: list) -> str:
         (f" and {len(loaders) - 3} more" if len(loaders) > 3 else "")
 
 
-def _code_runs(job: Any) -> list:
+def _code_runs(job: Job) -> list:
     """[(script, its env, the code's settings under it)]: env values differ per script."""
     out = []
     for script in scripts_or_none(job):

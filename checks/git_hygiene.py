@@ -6,8 +6,18 @@ import shlex
 from typing import Iterator
 
 from doctor import Finding, Location, Severity, check
-from doctor.scanners.git import (CANDIDATE_SIZE, MAX_HEADER_READS, Blob, GitRepo,
-                                 core_name_hint, human, is_core_dump, is_elf_core, repo_for)
+from doctor.job.context import Job
+from doctor.scanners.git import (
+    CANDIDATE_SIZE,
+    MAX_HEADER_READS,
+    Blob,
+    GitRepo,
+    core_name_hint,
+    human,
+    is_core_dump,
+    is_elf_core,
+    repo_for,
+)
 
 MB = 1000 * 1000
 MIB = 1024 * 1024
@@ -81,7 +91,7 @@ def _core_candidates(blobs: list) -> list:
 
 @check("git-tracked-core-file", title="Core dump files are tracked by git",
        severity="error", tags=("git", "repo"), needs=("repo", "git"), timeout=120)
-def tracked_core_files(job) -> Iterator[Finding]:
+def tracked_core_files(job: Job) -> Iterator[Finding]:
     """A core dump is committed, staged, about to be added, or buried in history.
 
     Core dumps are found by content: an ELF header whose e_type is ET_CORE
@@ -149,7 +159,7 @@ def _core_finding(repo: GitRepo, b: Blob) -> Finding:
 
 @check("git-large-file", title="Files over GitHub's size limits are tracked by git",
        severity="error", tags=("git", "repo"), needs=("repo", "git"), timeout=120)
-def large_files(job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 * MIB
+def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 * MIB
                 ) -> Iterator[Finding]:
     """A tracked file or a blob in history is over 50 MB (warning) or 100 MB (error).
 
@@ -193,7 +203,7 @@ def large_files(job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 * MIB
         yield _large_finding(repo, b, error_bytes)
 
 
-def _worktree_size(job, path: str) -> int:
+def _worktree_size(job: Job, path: str) -> int:
     try:
         st = os.lstat(job.repo / path)
     except OSError:

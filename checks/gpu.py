@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
+from doctor.job.context import Job
 from doctor.job.env import env_location
 
 VISIBILITY = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
@@ -14,7 +15,7 @@ CONTAINLIBS = "/usr/lib64/libcxi.so.1,/opt/rocm/lib/librocm_smi64.so.7"
 @check("gpu-not-visible", title="torch sees no GPU, or fewer than the job asks for",
        severity="error", tags=("gpu", "rocm", "cuda"), needs=("node", "gpu", "torch", "sbatch"),
        timeout=120)
-def gpu_not_visible(job) -> Iterator[Finding]:
+def gpu_not_visible(job: Job) -> Iterator[Finding]:
     """torch cannot use the GPUs the job was given.
 
     Compares what the job asks for (`--gpus`, `--gpus-per-node`, `--gres=gpu:N`,
@@ -119,7 +120,7 @@ def asked_hw(hardware: int) -> str:
     return f"{hardware} GPU device node(s) on this node"
 
 
-def _visibility_limit(job, backend: str) -> Optional[tuple]:
+def _visibility_limit(job: Job, backend: str) -> Optional[tuple]:
     """In a job, a non-empty visibility list deliberately narrows what torch should see
     (LUMI: ROCR_VISIBLE_DEVICES=$SLURM_LOCALID, one GCD per rank)."""
     if not job.in_job:
@@ -134,7 +135,7 @@ def _visibility_limit(job, backend: str) -> Optional[tuple]:
     return None
 
 
-def expected_gpus(job) -> tuple:
+def expected_gpus(job: Job) -> tuple:
     """(GPUs expected on this node, where that comes from, Location or None)."""
     env = job.login_env
     if job.in_job:
@@ -159,7 +160,7 @@ def expected_gpus(job) -> tuple:
     return None, None, None
 
 
-def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
+def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding]:
     """Contradictory or empty *_VISIBLE_DEVICES in the job's environment."""
     envs = [(None, job.job_env(None))] if job.in_job else \
         [(s, job.job_env(s)) for s in job.scripts]
@@ -204,7 +205,7 @@ def _visibility_findings(job, backend: str, data: dict) -> Iterator[Finding]:
                 commands=("unset CUDA_VISIBLE_DEVICES",), data=data)
 
 
-def _why_not_visible(job, build: dict, devices: dict, backend: str, visible: int) -> tuple:
+def _why_not_visible(job: Job, build: dict, devices: dict, backend: str, visible: int) -> tuple:
     """(reasons, commands, fix text) for fewer visible GPUs than expected."""
     reasons: list = []
     commands: list = []

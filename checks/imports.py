@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.proc import run_cmd
-from doctor.job.launch import resolvable, entry_dir, launch, scripts_or_none, workdir
+from doctor.job.context import Job
 from doctor.job.env import followed_env
+from doctor.job.launch import entry_dir, launch, resolvable, scripts_or_none, workdir
 from doctor.job.sources import python_trees
-
-
+from doctor.proc import run_cmd
 
 
 # ---- package-not-importable ---------------------------------------------
-def repo_packages(job) -> dict:
+def repo_packages(job: Job) -> dict:
     """Top-level package name → its directory, from src/, the root, or package-dir."""
     roots = [job.repo, job.repo / "src"]
     try:
@@ -44,7 +43,7 @@ def repo_packages(job) -> dict:
     return out
 
 
-def imported_modules(job, tops: set) -> dict:
+def imported_modules(job: Job, tops: set) -> dict:
     """Dotted module name → (file, line) of its first absolute import in the repo."""
     found: dict = {}
     for path, tree in python_trees(job):
@@ -92,7 +91,7 @@ print(json.dumps(out))
 @check("package-not-importable", title="The job cannot import the repo's own packages",
        severity="error", tags=("python", "imports"), needs=("repo", "sbatch", "node"),
        timeout=60)
-def package_not_importable(job) -> Iterator[Finding]:
+def package_not_importable(job: Job) -> Iterator[Finding]:
     """The repo's packages cannot be found with the job's PYTHONPATH and working directory.
 
     The doctor finds every package of the repo (directories with `__init__.py`
@@ -167,7 +166,7 @@ def package_not_importable(job) -> Iterator[Finding]:
                         commands=("pip install -e .",), data=data, severity=Severity.WARNING)
 
 
-def _unknown_links(job, script, scripts: list) -> list:
+def _unknown_links(job: Job, script, scripts: list) -> list:
     """Links between the job and its imports that the doctor cannot see: the step runs
     in a container (whose Python may have the package installed), a `cd` to a directory
     it cannot resolve, an environment activated by `conda`/`module`/`source`."""
@@ -206,7 +205,7 @@ def _location(name: str, packages: dict, imports: dict, pp) -> Optional[Location
     return None
 
 
-def _missing(job, name, r, packages, pp, unresolved, cwd_from, where, loc, data) -> Finding:
+def _missing(job: Job, name, r, packages, pp, unresolved, cwd_from, where, loc, data) -> Finding:
     missing = r["missing"]
     top = name.split(".")[0]
     pkg_root = packages.get(top)

@@ -7,9 +7,9 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import code_settings, config_value_path
 from doctor.job.configs import is_unresolved
-from doctor.job.sbatch import SbatchScript
-
+from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
+from doctor.job.sbatch import SbatchScript
 
 
 @dataclass
@@ -67,7 +67,7 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
     return soft, hard, failed
 
 
-def _code_loaders(job: Any) -> list:
+def _code_loaders(job: Job) -> list:
     """The DataLoader calls of the repo's code (under the first job script's env)."""
     env = job.job_env(job.scripts[0] if job.scripts else None).plain()
     return list(code_settings(job, env).loaders)
@@ -80,7 +80,7 @@ def _fmt(v: Optional[int]) -> str:
 @check("fd-limit-too-low", title="The open-file limit is too low for the DataLoader workers",
        severity="error", tags=("dataloader", "limits"), needs=("node", "configs", "sbatch"),
        timeout=10)
-def fd_limit_too_low(job: Any, *, base_fds: int = 256, fds_per_batch: int = 64,
+def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                      fds_per_worker: int = 0) -> Iterator[Finding]:
     """The open-file limit (RLIMIT_NOFILE) runs out under the file_descriptor sharing strategy.
 

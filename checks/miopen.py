@@ -7,10 +7,11 @@ from dataclasses import replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
 from doctor.job.env import env_location
-from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
 from doctor.job.platform import platform_of
 from doctor.multinode.hostlist import compress_hostlist
+from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
 from doctor.registry import cross_node, node_fact
 
 DIR_VARS = ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR")
@@ -24,7 +25,7 @@ _JOB_VAR = re.compile(r"\$\{?SLURM_(ARRAY_)?JOB_?ID|\$\{?SLURM_ARRAY_TASK_ID|\$\
        title="MIOpen's cache or user database is shared between nodes or jobs",
        severity="error", tags=("rocm", "miopen", "filesystem"), needs=("node", "sbatch"),
        timeout=30)
-def miopen_cache_shared(job) -> Iterator[Finding]:
+def miopen_cache_shared(job: Job) -> Iterator[Finding]:
     """MIOpen's SQLite cache sits on a shared filesystem that several nodes or jobs write to.
 
     MIOpen keeps tuned kernels and find results in `MIOPEN_USER_DB_PATH`
@@ -74,7 +75,7 @@ def miopen_cache_shared(job) -> Iterator[Finding]:
                               "MIOPEN_* variables say so, nothing else in the job does)")
 
 
-def _check_env(job, script) -> Iterator[Finding]:
+def _check_env(job: Job, script) -> Iterator[Finding]:
     env = job.job_env(script)
     nodes = job.nodes(script) or 1
     fix_cmds = _fix_commands(job, nodes)
@@ -107,7 +108,7 @@ def _check_env(job, script) -> Iterator[Finding]:
             yield finding
 
 
-def _check_dir(job, script, env, var: str, nodes: int, fix: str,
+def _check_dir(job: Job, script, env, var: str, nodes: int, fix: str,
                fix_cmds: tuple) -> Optional[Finding]:
     v = env.get(var)
     if job.in_job and var in job.login_env:
@@ -191,7 +192,7 @@ def _concrete_parts(value: str, env, job) -> set:
     return parts
 
 
-def _miopen_falls_back(job) -> bool:
+def _miopen_falls_back(job: Job) -> bool:
     """MIOpen's network-FS fallback exists from ROCm 5.7 (MIOpen PR #2092)."""
     if job.static:
         return True
@@ -204,7 +205,7 @@ def _last_directive(script) -> int:
     return max((d.line for d in script.directives), default=1) if script else 1
 
 
-def _loc(job, script, v) -> Optional[Location]:
+def _loc(job: Job, script, v) -> Optional[Location]:
     if v is not None and v.path:
         return env_location(v)
     if script is not None:
@@ -212,7 +213,7 @@ def _loc(job, script, v) -> Optional[Location]:
     return None
 
 
-def _fix_commands(job, nodes: int) -> tuple:
+def _fix_commands(job: Job, nodes: int) -> tuple:
     local = next((p for p in (job.site.get("local_paths") or ())
                   if not str(p).startswith("/dev/shm")), "/tmp")
     mkdir = ('srun --nodes=$SLURM_NNODES --ntasks=$SLURM_NNODES mkdir -p "$MIOPEN_USER_DB_PATH"'
@@ -233,7 +234,7 @@ MIOPEN_DEFAULTS = (("MIOPEN_USER_DB_PATH", "~/.config/miopen"),
 
 
 @node_fact("miopen_cache")
-def miopen_cache_dirs(job) -> dict:
+def miopen_cache_dirs(job: Job) -> dict:
     """This node's resolved MIOpen directories and their filesystems (in-job: the real env)."""
     env = job.login_env
     rocm = platform_of(job).is_rocm

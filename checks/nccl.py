@@ -4,8 +4,9 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
-from doctor.job.env import followed_env
 from doctor.job.code import CodeSettings, code_settings
+from doctor.job.context import Job
+from doctor.job.env import followed_env
 from doctor.job.launch import scripts_or_none
 
 # PR #114077 (torch 2.2): old names still read, with a deprecation warning.
@@ -27,7 +28,7 @@ TIMEOUT_FIX = ("Pass the timeout to init_process_group itself: "
 @check("nccl-env-deprecated", title="NCCL settings that torch renamed, ignores, or never applies",
        severity="warning", tags=("distributed", "nccl", "env"), needs=("repo", "sbatch"),
        timeout=30)
-def nccl_env_deprecated(job) -> Iterator[Finding]:
+def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
     """Renamed NCCL_* variables, ignored timeout variables and ineffective timeout patches.
 
     Looks at the job's effective environment (login environment + the job
@@ -104,7 +105,7 @@ def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
 
 
 # ---- the repo's code --------------------------------------------------------
-def _scan_code(job) -> CodeSettings:
+def _scan_code(job: Job) -> CodeSettings:
     """The code's settings, env values read through the first job script's environment."""
     return code_settings(job, job.job_env(job.scripts[0] if job.scripts else None).plain())
 
@@ -118,7 +119,7 @@ def _ineffective_patches(code: CodeSettings) -> list:
     return list(code.pg_patches)
 
 
-def _dataloader_vs_pg(job, code: CodeSettings) -> Iterator[Finding]:
+def _dataloader_vs_pg(job: Job, code: CodeSettings) -> Iterator[Finding]:
     dls = [(float(v.value), c.file, c.line, v.complete) for c in code.loaders
            if (v := c.kwargs.get("timeout")) is not None and v.known and v.kind != "guarded"
            and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)]

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
+from doctor.job.shell import expand, split_commands, unquote
 from doctor.scanners.git import repo_for
 from doctor.scanners.rsync import Command, Rule, Unsupported, parse_command, topmost, transfer_list
-from doctor.job.shell import expand, split_commands, unquote
 
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm"}
 WRAPPERS = {"sudo", "time", "srun", "nice", "command", "exec", "nohup", "env", "ionice"}
@@ -32,7 +33,7 @@ class Invocation:
     cwd: Optional[Path]  # None: unknown (a `cd` the doctor could not follow)
 
 
-def _script_texts(job) -> list:
+def _script_texts(job: Job) -> list:
     """[(rel, text)] of the job scripts and the repo's shell scripts and Makefiles."""
     out, seen = [], set()
     for s in job.scripts:
@@ -68,7 +69,7 @@ def _recipes(makefile: str) -> str:
     return "\n".join(lines)
 
 
-def _invocations(job, rel: str, text: str, notes: list) -> Iterator[Invocation]:
+def _invocations(job: Job, rel: str, text: str, notes: list) -> Iterator[Invocation]:
     variables: dict = {}
     cwd: Optional[Path] = job.repo
 
@@ -124,7 +125,7 @@ def _anchored(rule: Rule, source: str) -> str:
 
 @check("rsync-exclude-unanchored", title="An unanchored rsync exclude drops nested source files",
        severity="error", tags=("rsync", "deploy", "repo"), needs=("repo", "sbatch"), timeout=60)
-def rsync_exclude_unanchored(job) -> Iterator[Finding]:
+def rsync_exclude_unanchored(job: Job) -> Iterator[Finding]:
     """An rsync exclude without a leading `/` also drops same-named paths deeper in the tree.
 
     Finds every rsync command in the job scripts and the repo's `*.sh`,
@@ -194,7 +195,7 @@ def _reader(inv: Invocation):
     return read
 
 
-def _local_source(job, inv: Invocation, idx: int, source: str, notes: list) -> Optional[Path]:
+def _local_source(job: Job, inv: Invocation, idx: int, source: str, notes: list) -> Optional[Path]:
     where = f"{inv.script}:{inv.line}"
     if idx in inv.unresolved:
         notes.append(f"{where}: source {inv.words[idx]} cannot be resolved; not checked")
@@ -215,14 +216,14 @@ def _local_source(job, inv: Invocation, idx: int, source: str, notes: list) -> O
     return path
 
 
-def _tracked(job) -> set:
+def _tracked(job: Job) -> set:
     try:  # the run's GitRepo: its index is the one the git-* checks read
         return repo_for(job).tracked_paths()
     except Skip:
         return {job.rel(p) for p in job.repo_files()}
 
 
-def _findings(job, inv: Invocation, cmd: Command, source: str, src: Path,
+def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,
               tracked: set) -> Iterator[Finding]:
     trailing = source.endswith("/") or posixpath.basename(source) in (".", "..")
     walk_src = str(src) + ("/" if trailing else "")

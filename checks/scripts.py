@@ -4,8 +4,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor.job.env import inner_scripts
 from doctor import Finding, Location, Skip, check
+from doctor.job.context import Job
+from doctor.job.env import inner_scripts
 
 
 def first_crlf_line(path: Path) -> Optional[int]:
@@ -23,7 +24,7 @@ SHELL_SUFFIXES = {".sh", ".bash", ".sbatch", ".slurm"}
 
 @check("script-dos-line-breaks", title="A job or shell script has Windows (CRLF) line breaks",
        severity="error", tags=("slurm", "scripts"), needs=("sbatch", "repo"))
-def script_dos_line_breaks(job) -> Iterator[Finding]:
+def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
     """A job script, or a shell script of the repo, has CRLF line breaks.
 
     Reads the job scripts, the shell scripts they run (`bash x.sh`,

@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any, Iterator
 
 from doctor import Finding, Skip, check
+from doctor.job.context import Job
 from doctor.multinode.hostlist import compress_hostlist
 
 GATHER_HINT = ("only in a gathered multi-node run: `srun --ntasks-per-node=1 doctor run "
@@ -27,7 +28,7 @@ SKEWED_FACTS = (
 )
 
 
-def gathered_nodes(job: Any) -> list:
+def gathered_nodes(job: Job) -> list:
     try:
         nodes = job.fact("gathered_nodes")
     except KeyError:
@@ -45,7 +46,7 @@ def _show(value: Any) -> str:
 
 @check("node-skew", title="The nodes of the job differ in software or GPUs",
        severity="error", tags=("multi-node", "cross-node"), needs=("node",))
-def node_skew(job) -> Iterator[Finding]:
+def node_skew(job: Job) -> Iterator[Finding]:
     """One node runs a different Python, torch, GPU runtime, driver or GPU count than the rest.
 
     ## Why it matters
@@ -100,7 +101,7 @@ def node_skew(job) -> Iterator[Finding]:
 
 @check("node-missing", title="A node of the job did not report to the doctor",
        severity="error", tags=("multi-node", "cross-node"), needs=("node",))
-def node_missing(job) -> Iterator[Finding]:
+def node_missing(job: Job) -> Iterator[Finding]:
     """A node of the step never joined the gathering, or stopped answering mid-run.
 
     ## Why it matters

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from doctor import Finding, Location, Skip, check
+from doctor.job.context import Job
 from doctor.smoke.classify import classify, smoke_facts
 from doctor.smoke.launcher import SmokePlan, run_smoke
 
@@ -11,11 +12,11 @@ DEFAULT_TIMEOUT_S = 180.0
 MARGIN_S = 30.0  # the runner's deadline: the smoke's own, plus stopping and collecting
 
 
-def smoke_timeout(job) -> float:
+def smoke_timeout(job: Job) -> float:
     return float(job.settings.smoke.get("timeout_s") or DEFAULT_TIMEOUT_S) + MARGIN_S
 
 
-def plan_for(job) -> SmokePlan:
+def plan_for(job: Job) -> SmokePlan:
     s = job.settings.smoke
     return SmokePlan(repo=job.repo, model=job.model, input_shape=s.get("input_shape"),
                      timeout_s=float(s.get("timeout_s") or DEFAULT_TIMEOUT_S),
@@ -25,7 +26,7 @@ def plan_for(job) -> SmokePlan:
 
 @check("ddp-smoke", title="A 2-rank DDP run of the model fails", severity="error",
        tags=("smoke", "distributed"), needs=("torch", "smoke"), timeout=smoke_timeout)
-def ddp_smoke(job) -> Iterator[Finding]:
+def ddp_smoke(job: Job) -> Iterator[Finding]:
     """Two ranks of real DistributedDataParallel could not train the model in sync.
 
     The doctor starts `smoke.world_size` (default 2) rank processes on this node

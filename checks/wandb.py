@@ -5,15 +5,15 @@ import ast
 from typing import Iterator
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
 from doctor.job.env import followed_env
+from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
 from doctor.job.sources import python_trees
-from doctor.job.launch import scripts_or_none
-from doctor.job.launch import CONTAINER_TOOLS, container_command
 
 QUIET_MODES = ("offline", "disabled", "dryrun")
 
 
-def wandb_usage(job) -> tuple:
+def wandb_usage(job: Job) -> tuple:
     """((file, line) of the first wandb import or None, whether every init is quiet)."""
     first = None
     quiet_inits, inits = 0, 0
@@ -40,7 +40,7 @@ def wandb_usage(job) -> tuple:
 @check("wandb-online-in-container", title="wandb runs online inside a container on a "
        "site without outbound network", severity="error", tags=("wandb", "container", "network"),
        needs=("repo", "sbatch", "settings"), timeout=20)
-def wandb_online_in_container(job) -> Iterator[Finding]:
+def wandb_online_in_container(job: Job) -> Iterator[Finding]:
     """The job runs in Singularity/Apptainer, imports wandb, and WANDB_MODE is not offline.
 
     Static: the job script (or a script it runs) calls `singularity`/`apptainer
