@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.errors import InputError
 from doctor.job.env import EnvValue, JobEnv
-from doctor.job.steps import Count, Step, launched_steps
+from doctor.job.launchers import Count
+from doctor.job.steps import Step, launched_steps
 from doctor.job.versions import parse_version
 from doctor.probes import PROBES, load_probes
 from doctor.proc import run_cmd
