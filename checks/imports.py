@@ -170,8 +170,9 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
     """Links between the job and its imports that the doctor cannot see: the step runs
     in a container (whose Python may have the package installed), a `cd` to a directory
     it cannot resolve, an environment activated by `conda`/`module`/`source`."""
-    out = []
     step = job.step(script)
+    out = [f"{o} sets PYTHONPATH" for o in step.env.opaque] if "PYTHONPATH" not in step.env \
+        else []
     if step.container is not None:
         out.append(f"the container's Python has it installed (the step runs in "
                    f"{step.container.path}:{step.container.line}'s container; the lookup "

@@ -104,6 +104,10 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
             data=_data("MIOPEN_DISABLE_CACHE", off.value, None, nodes))
     for var in DIR_VARS:
         finding = _check_dir(job, script, env, var, nodes, fix, fix_cmds)
+        if finding is not None and var not in env and env.opaque:
+            # precision rule: MIOpen's default only if nothing the doctor cannot read sets it
+            finding = replace(finding, severity=Severity.WARNING, message=finding.message
+                              + f" (unless {' or '.join(env.opaque)} sets {var})")
         if finding is not None:
             yield finding
 

@@ -93,6 +93,8 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
                if network is False else "compute nodes often have no outbound network "
                "(set site.compute_network in doctor.yaml to say)")
         mode_text = f"WANDB_MODE={mode}" if mode else "WANDB_MODE unset"
+        if not mode and env.opaque:   # precision rule: it may be set where the doctor can't read
+            mode_text += f" (unless {' or '.join(env.opaque)} sets it)"
         yield Finding(
             f"the job runs in a container ({where}) and imports wandb "
             f"({imported[0]}:{imported[1]}) with {mode_text}: {why}, so wandb.init() "
@@ -102,6 +104,7 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
             commands=("export WANDB_MODE=offline", "wandb sync wandb/offline-run-*"),
             data={"container": where, "wandb_import": f"{imported[0]}:{imported[1]}",
                   "wandb_mode": mode or None, "compute_network": network},
-            severity=None if network is False else Severity.WARNING)
+            severity=None if network is False and not (env.opaque and not mode)
+            else Severity.WARNING)
     if not found_container:
         raise Skip("the job does not run in a Singularity/Apptainer container")

@@ -48,6 +48,9 @@ class JobEnv(dict):
 
     notes: list
     secrets: frozenset = frozenset()
+    # Sources the doctor could not read that may set any variable (an --env-file it cannot
+    # find, `source $X` it cannot resolve): an unset variable may be set there after all.
+    opaque: tuple = ()
 
     def text(self, name: str, default: Optional[str] = None) -> Optional[str]:
         v = self.get(name)
@@ -84,6 +87,7 @@ class EnvState:
         # environment (`srun ... bash $SCRIPT`) is built from exported variables only,
         # but $SCRIPT is expanded by the parent before srun runs.
         self.shell: Optional[EnvState] = None
+        self.opaque: list = []   # see JobEnv.opaque; per shell, copied to its children
 
     @classmethod
     def from_login(cls, login: Mapping[str, str], in_job: bool) -> "EnvState":
@@ -92,20 +96,23 @@ class EnvState:
 
     def child(self, in_step: Optional[bool] = None) -> "EnvState":
         """A child process's shell: the exported variables only (notes, secrets shared)."""
-        return EnvState({k: v for k, v in self.values.items() if v.exported}, self.in_job,
-                        self.secrets, self.notes,
-                        self.in_step if in_step is None else in_step)
+        out = EnvState({k: v for k, v in self.values.items() if v.exported}, self.in_job,
+                       self.secrets, self.notes, self.in_step if in_step is None else in_step)
+        out.opaque = list(self.opaque)
+        return out
 
     def copy(self) -> "EnvState":
         out = EnvState(dict(self.values), self.in_job, self.secrets, self.notes, self.in_step)
         out.allexport = self.allexport
         out.shell = self.shell
+        out.opaque = list(self.opaque)
         return out
 
     def env(self) -> JobEnv:
         env = JobEnv((k, v) for k, v in self.values.items() if v.exported)
         env.notes = list(self.notes)
         env.secrets = frozenset(self.secrets)
+        env.opaque = tuple(self.opaque)
         return env
 
     def get(self, name: str) -> Optional[str]:

@@ -243,6 +243,7 @@ def read_container(words: list, state: EnvState, script: SbatchScript, line: int
     inside = EnvState({} if cleanenv else dict(state.values), state.in_job, state.secrets,
                       state.notes, state.in_step)
     inside.shell = state.shell
+    inside.opaque = list(state.opaque)
     if cleanenv:
         for k in CLEANENV_KEEP:
             if k in state.values:
@@ -266,6 +267,8 @@ def _env_file(name: str, inside: EnvState, script: SbatchScript, line: int,
     if path is None:
         inside.notes.append(f"{script.rel}:{line}: --env-file {name} not found in the repo; "
                             "its variables are not known")
+        inside.opaque.append(f"--env-file {name} ({script.rel}:{line}), which the doctor "
+                             "cannot read")
         return
     try:
         text = path.read_text(errors="replace")

@@ -220,6 +220,10 @@ def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
                 sub = replace(ctx, scripts=ctx.scripts + (inner,), depth=ctx.depth + 1)
                 _walk(inner, state, sub, steps, "sourced" if not state.in_step else "inner")
                 ctx.scripts = sub.scripts
+            elif inner is None and not cmd.argv[1].endswith(("/activate", "/env")):
+                # (a virtualenv's activate sets PATH/VIRTUAL_ENV, nothing the checks read)
+                state.opaque.append(f"`source {cmd.argv[1]}` ({script.rel}:{cmd.line}), "
+                                    "which the doctor cannot read")
             continue
         if argv0 in ("module", "ml", "conda", "spack", "eval"):
             state.notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set "
