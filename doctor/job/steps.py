@@ -43,6 +43,9 @@ CONTAINER_TOOLS = ("singularity", "apptainer")
 WRAPPERS = {"time", "nice", "nohup", "exec", "command", "stdbuf", "numactl", "taskset",
             "ionice", "chrt", "setsid", "unbuffer", "xargs", "timeout"}
 MAX_DEPTH = 8
+# `module list`, `conda info` ... only print: they set nothing
+READ_ONLY_SUBCOMMANDS = {"list", "avail", "show", "display", "help", "spider", "whatis",
+                         "info", "keyword", "--version", "-v", "savelist", "describe"}
 # Variables Slurm itself sets in every task's environment, from the job's options.
 SLURM_FROM = {"SLURM_CPUS_PER_TASK": "cpus_per_task", "SLURM_NNODES": "nodes",
               "SLURM_JOB_NUM_NODES": "nodes", "SLURM_NTASKS_PER_NODE": "tasks_per_node",
@@ -225,7 +228,8 @@ def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
                 state.opaque.append(f"`source {cmd.argv[1]}` ({script.rel}:{cmd.line}), "
                                     "which the doctor cannot read")
             continue
-        if argv0 in ("module", "ml", "conda", "spack", "eval"):
+        if argv0 in ("module", "ml", "conda", "spack", "eval") and not (
+                len(cmd.argv) > 1 and cmd.argv[1] in READ_ONLY_SUBCOMMANDS):
             state.notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set "
                                "variables the doctor cannot see")
             continue
