@@ -66,13 +66,16 @@ class Finding:
     severity: Optional[Severity] = None
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "message": self.message,
             "location": self.location.to_dict() if self.location else None,
             "fix": self.fix,
             "commands": list(self.commands),
             "data": self.data,
         }
+        if self.severity is not None:
+            out["severity"] = str(self.severity)
+        return out
 
 
 @dataclass

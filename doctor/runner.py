@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 import inspect
 import os
 import socket
@@ -112,6 +113,8 @@ def run_one(spec: CheckSpec, job: Job) -> Result:
 def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
             reason: Optional[str], duration: float) -> Result:
     override = job.settings.severity.get(spec.id)
+    # every finding carries its effective severity (the report shows it per finding)
+    findings = [replace(f, severity=override or f.severity or spec.severity) for f in findings]
     if override is not None:
         severity = override
     elif findings:

@@ -86,7 +86,7 @@ def render(report) -> str:
         if r["status"] == "fail":
             for f in r["findings"]:
                 res = {"ruleId": r["id"], "ruleIndex": index[r["id"]],
-                       "level": LEVELS.get(r["severity"], "warning"),
+                       "level": LEVELS.get(f.get("severity") or r["severity"], "warning"),
                        "message": {"text": _message(f)}}
                 locs = [_location(f["location"])] if f.get("location") else \
                     _fallback_location(doc)
