@@ -32,7 +32,8 @@ def test_exit_1_on_failure_with_location_fix_and_commands(pack):
     (finding,) = result_of(doc, "test-fail")["findings"]
     assert finding == {"message": "failed with limit 3",
                        "location": {"path": "configs/x.yaml", "line": 4},
-                       "fix": "Do the thing.", "commands": ["echo fix"], "data": {"limit": 3}}
+                       "fix": "Do the thing.", "commands": ["echo fix"], "data": {"limit": 3},
+                       "severity": "error"}
     table = doctor(pack, "run", "--repo", str(repo), "--only", "test-fail")
     assert table.returncode == 1
     assert "configs/x.yaml:4: failed with limit 3" in table.stdout
