@@ -173,6 +173,11 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
     step = job.step(script)
     out = [f"{o} sets PYTHONPATH" for o in step.env.opaque] if "PYTHONPATH" not in step.env \
         else []
+    python = step.program[0] if step.program else ""
+    if python and (python.startswith(("/", "$", "~")) or "/" in python) and \
+            step.container is None:
+        out.append(f"{python} (another environment than this machine's Python, which the "
+                   "lookup used) has it installed")
     if step.container is not None:
         out.append(f"the container's Python has it installed (the step runs in "
                    f"{step.container.path}:{step.container.line}'s container; the lookup "
