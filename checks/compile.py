@@ -1,6 +1,7 @@
 """torch.compile turned on where it will fail or hang."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Iterator, Optional
 
@@ -56,9 +57,10 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     the job targets a GPU, the same on aarch64, and `max-autotune` on a node
     with little memory. When the job trains inside a container (`singularity|apptainer
     exec`, `srun --container-image`, `srun --environment`) that the doctor is not running
-    in, this node's triton says nothing about the job's, so the triton rule
-    is left out (noted in the report's facts): run the doctor inside the
-    container to check it.
+    in (a Docker container is never a Slurm job's), or with another interpreter (a
+    conda env's bin/python), this node's triton says nothing about the job's, so the
+    triton rule is left out (noted in the report's facts): run the doctor inside the
+    container, or with that interpreter, to check it.
 
     ## Why it matters
     Without triton, inductor raises `TritonMissing: Cannot find a working
@@ -151,10 +153,21 @@ def _runs_in_other_container(job: Job) -> Optional[str]:
     """Why this node's triton says nothing about the job's: it trains in a container."""
     from doctor.job.launch import container_command
 
+    for step in job.all_steps():
+        python = step.program[0] if step.program else ""
+        if "/" in python and step.container is None:   # a conda env's bin/python, ...
+            return (f"the job trains with {python} ({step.where}), another environment than "
+                    "this machine's; run the doctor with it to check its triton")
     found = container_command(job.scripts)
-    if found is None or (job.fact("container") or {}).get("runtime"):
-        return None  # no container, or the doctor already runs inside it
+    if found is None:
+        return None
     script, cmd = found
+    here = (job.fact("container") or {}).get("runtime")
+    job_kind = "apptainer" if any(os.path.basename(w) in ("singularity", "apptainer")
+                                  for w in cmd.argv) else "enroot"
+    if here and (here in ("apptainer", "singularity")) == (job_kind == "apptainer") \
+            and here not in ("docker", "podman"):
+        return None  # the doctor already runs inside the job's kind of container
     return (f"the job trains inside a container ({script.rel}:{cmd.line}); run the doctor "
             "in it to check its triton")
 
