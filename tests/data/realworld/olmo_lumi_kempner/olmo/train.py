@@ -1,0 +1,1 @@
+# trimmed: olmo/train.py exists in allenai/OLMo@214aea5; only its name matters here

@@ -1,0 +1,1 @@
+# trimmed: olmo/util.py exists in allenai/OLMo@214aea5; only its name matters here
