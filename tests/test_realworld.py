@@ -29,24 +29,28 @@ STATIC_IDS = {s.id for s in all_checks() if s.static}
 EXPECT: dict = {
     # Hydra groups: the script selects trainer=ddp (devices 4) and asks for 4 tasks/GPUs;
     # trainer/cpu.yaml, gpu.yaml, default.yaml are unused alternatives (was a false positive).
-    "lhtemplate_hydra": {"fail": {}, "skip": {"hip-alloc-conf", "rsync-exclude-unanchored",
-                                              "torch-compile-risk",
-                                              "wandb-online-in-container"}},
+    "lhtemplate_hydra": {"fail": {}, "skip": {
+        "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "torch-api-mismatch", "torch-compile-risk",
+        "wandb-online-in-container"}},
     # LUMI: MIOpen cache per job in node-local /tmp is right; no expandable_segments (warning).
     "particleflow_lumi": {
         "fail": {"hip-alloc-conf": {("scripts/lumi/pytorch-cms-8.sh", None)}},
         "skip": {
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
     "cotainr_lumi_torchrun": {
         "fail": {"hip-alloc-conf": {("run_multigpu_torchrun.sh", None)}},
         "skip": {
-        "config-not-found", "dataloader-option-conflict", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # 4 nodes × 8 GCDs matching the LightningCLI config, per-node MIOpen cache, wandb offline,
     # expandable segments on: nothing to report (heredoc, array, `if` block parse cleanly).
     "lumi_docs_multinode": {"fail": {}, "skip": {
-        "config-not-found", "rsync-exclude-unanchored", "torch-compile-risk"}},
+        "collective-on-error-path", "config-not-found", "exit-masks-errors",
+        "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
+        "torch-compile-risk"}},
     # The old name still warns on every rank even next to the new one (torch reads both).
     # torchrun starts 4 ranks in the one 16-CPU task per node: 4 CPUs per rank for 12 workers
     # each (52 processes on 16 cores) — a true cpus_per_task warning, found since the model
@@ -54,45 +58,53 @@ EXPECT: dict = {
     "nccl_multinode_torchrun": {
         "fail": {"nccl-env-deprecated": {("slurm/train.sbatch", 19)},
                  "slurm-gpu-mismatch": {("configs/train.yaml", 10)}},
-        "skip": {"hip-alloc-conf", "rsync-exclude-unanchored", "torch-compile-risk",
-                 "wandb-online-in-container"}},
+        "skip": {
+        "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Renamed variable in the script, NCCL_TIMEOUT (read by nothing) in the sourced file;
     # NCCL_IB_TIMEOUT is a real NCCL setting and must not be reported.
     "juwels_booster_source": {
         "fail": {"nccl-env-deprecated": {("run.sbatch", 12),
                                          ("set_torch_distributed_vars.sh", 6)}},
         "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # compile with spawn workers, devices/tasks/GPUs/CPUs all agree.
-    "cscs_alps_edf": {"fail": {}, "skip": {"hip-alloc-conf", "rsync-exclude-unanchored",
-                                           "wandb-online-in-container"}},
+    "cscs_alps_edf": {"fail": {}, "skip": {
+        "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "torch-api-mismatch", "wandb-online-in-container"}},
     # --exclude='results' in a Makefile recipe also drops the tracked package kernels/results/.
     "makefile_rsync_results": {
         "fail": {"rsync-exclude-unanchored": {("Makefile", 4)}},
         "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "script-dos-line-breaks", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},  # a Makefile only: no shell script
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "script-dos-line-breaks", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},  # a Makefile only: no shell script
     # Sources the doctor cannot resolve (an array, $HOME, a Jinja template, a glob, a
     # $(git rev-parse) root) are left out with a reason, never guessed at.
     "rsync_flags_array": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
     "send_to_cluster_getopts": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     "squad_rsync_glob": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     "olympic_heredoc_jinja": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # val_loader merges prefetch_factor/persistent_workers from the anchor but has 0 workers
     # (true positive, reported where the keys are written); the anchor itself is not a
     # DataLoader (was a false positive); ${oc.env:...} values are not guessed.
@@ -100,7 +112,8 @@ EXPECT: dict = {
         "fail": {"dataloader-option-conflict": {("configs/experiment.yaml", 4),
                                                 ("configs/experiment.yaml", 5)}},
         "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
+        "collective-on-error-path", "config-not-found", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
 
     # ---- adapted from further public repositories (see each SOURCE.md) ----
@@ -118,101 +131,122 @@ EXPECT: dict = {
         "fail": {"hip-alloc-conf": {("scripts/lumi/mitch-ish-7b.sh", None)},
                  "slurm-gpu-mismatch": {("configs/v1_5-mix-medium-mitch-ish-s3.yaml", 176)},
                  "wandb-online-in-container": {("scripts/lumi/mitch-ish-7b.sh", 47)}},
-        "skip": {"rsync-exclude-unanchored"}},
+        "skip": {
+        "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored"}},
     # Mixed LUMI (dev-g, ROCm) + Mahti (A100) scripts sourcing common.sh, which picks rocm-smi or
     # nvidia-smi at run time; `srun $PYTHON3 -m torch.distributed.run --nproc_per_node=$NUM_GPUS`.
     # The LUMI job is ROCm and sets no expandable segments: warning at lumi-gpu16.sh. Nothing else.
     "mlbench_lumi_mahti": {
         "fail": {"hip-alloc-conf": {("slurm/lumi-gpu16.sh", None)}},
         "skip": {
-        "config-not-found", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "collective-on-error-path", "config-not-found", "exit-masks-errors",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # LightningCLI `pythpc --config X.yaml fit --trainer.profiler=...` from examples/fit/: devices
     # 4 x num_nodes 2 = 2 nodes x 4 tasks x 4 GPUs, 2 workers in 4 CPUs. Healthy: the loader and
     # the resources must be checked and pass (not skipped).
     "pytorch_hpc_lightningcli": {"fail": {}, "skip": {
-        "hip-alloc-conf", "rsync-exclude-unanchored", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Hydra `trainer=gpu` (devices: [0], one GPU) with 1 task and 1 GPU: healthy.
     "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {
-        "dataloader-option-conflict", "hip-alloc-conf", "rsync-exclude-unanchored",
+        "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # apptainer --env-file .env (gitignored, unreadable) + wandb: the environment is unknown, so at
     # most a warning, which is what it is (it should name the unread .env).
     "nncv_apptainer_envfile": {
         "fail": {"wandb-online-in-container": {("Final_assignment/jobscript_slurm.sh", 9)}},
         "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk"}},
+        "collective-on-error-path", "config-not-found", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "torch-compile-risk"}},
     # srun torchrun --nnodes 4 --nproc_per_node 8 on 4 nodes x 8 GPUs; inline env prefixes in
     # run_train.sh. Healthy.
     "torchtitan_srun_torchrun": {"fail": {}, "skip": {
-        "dataloader-option-conflict", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
+        "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
+        "wandb-online-in-container"}},
     # `srun torchrun --nproc_per_node 4` (4 GPU ranks) but the script requests no GPU at all
     # (--exclusive only; the --gres line its own comment describes is missing). Whether
     # --exclusive exposes the node's GPUs is site policy, so a warning, at the launch line.
     "babylm_wilkes3_torchrun": {
         "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)}},
-        "skip": {"dataloader-option-conflict", "hip-alloc-conf", "rsync-exclude-unanchored",
-                 "torch-compile-risk", "wandb-online-in-container"}},
+        "skip": {
+        "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # pyxis container, torchrun inside `sh -c '...'`, 2 nodes x 2 GPUs: healthy.
     "sca_pyxis_torchrun": {"fail": {}, "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # torchrun --nproc_per_node=4 with --gres=gpu:4, loader options as argparse flags (valid on
     # torch 2.0.1): healthy; the CPU count per rank is the partition's default (unknown).
     "vit_clouds_torchrun_flags": {"fail": {}, "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "config-not-found", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
+        "wandb-online-in-container"}},
     # LUMI Megatron in the ROCm 6.2.4 image, no PYTORCH_HIP_ALLOC_CONF: warning.
     "lumi_megatron_gpt9b": {
         "fail": {"hip-alloc-conf": {("debug_train.slurm", None)}},
         "skip": {
-        "config-not-found", "dataloader-option-conflict", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
+        "wandb-online-in-container"}},
     # torchrun line in a string variable after srun --export=ALL,...: healthy.
     "nanogpt_pyxis_export": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # APPTAINERENV_* exports, code inside the image: healthy.
     "mvmae_apptainerenv": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # srun --nodes=4 bash script.sh -> torchrun --nproc_per_node=4 on -N 4 --gpus=16: healthy.
     "linearspace_perlmutter_srun_bash": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
     # Template: inner scripts are placeholders outside the repo; nothing the static checks can see.
     "viscop_srun_export_all": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # srun --export=ALL,INFL_SEED=0,... with code outside the repo (the stray `done` is real but
     # no check covers it).
     "infl_cifar_prep_export": {"fail": {}, "skip": {
-        "config-not-found", "dataloader-option-conflict", "hip-alloc-conf",
-        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
-        "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
+        "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
+        "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # Hydra ++ overrides through singularity run; resources on the sbatch command line (gpu:1,
     # devices 1). The config (named by @hydra.main) holds valid loaders: the dataloader check
     # must pass; the resource comparison may skip (no #SBATCH script).
     "mouse_human_singularity_hydra": {"fail": {}, "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "torch-api-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
     # DataLoader kwargs from Python dicts built in code (all num_workers >= 1): nothing to check
     # in YAML; CPU-only benchmark. Healthy.
     "anemoi_dataloader_bench": {"fail": {}, "skip": {
-        "config-not-found", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "config-not-found", "hip-alloc-conf",
+        "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
+        "torch-compile-risk", "wandb-online-in-container"}},
     # --data.num_workers/--data.prefetch_factor overrides from ${VAR:-6}, config not in the
     # excerpt: nothing to compare; expandable segments already set. Healthy.
     "ocean_emulator_dotted_overrides": {"fail": {}, "skip": {
-        "dataloader-option-conflict", "hip-alloc-conf", "rsync-exclude-unanchored",
-        "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+        "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
+        "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
+        "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
+        "wandb-online-in-container"}},
 }
 
 # Node checks whose verdict on these files does not depend on this machine.

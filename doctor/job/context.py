@@ -222,7 +222,10 @@ class Job:
         if step.entry is None:
             return None
         bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
-        bases += [self.repo, self.repo / "src"]
+        # the submit directory is unknown: the repo root, else the job script's own
+        # directory (scripts are usually submitted from where they sit)
+        bases += [self.repo, self.repo / "src", step.script.path.parent] if step.script \
+            else [self.repo, self.repo / "src"]
         if step.entry_is_module:
             rel = step.entry.replace(".", "/")
             names = [f"{rel}.py", f"{rel}/__main__.py"]

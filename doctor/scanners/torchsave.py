@@ -13,6 +13,10 @@ called) and every persistent id is recorded. torch stores each storage as the
 persistent id ("storage", storage_type, key, location, numel[, view_metadata]), so
 the locations ("cpu", "cuda:0", ...) come straight from the ids, memoised strings
 included. Globals outside torch's `weights_only` allowlist are reported as unsafe.
+Each tensor's shape comes from the recorded arguments of its rebuild call
+(`_rebuild_tensor_v2(storage, offset, size, stride, ...)` and its kin), and its key
+from the dicts and lists that hold it (`tensors`: key path -> shape), so a
+checkpoint's state_dict can be compared with a model without loading it.
 
 This module must never import torch: the doctor's process stays torch-free.
 """
@@ -107,6 +111,9 @@ class TorchSaveInfo:
     locations: dict = field(default_factory=dict)   # location -> number of storages
     unsafe_globals: list = field(default_factory=list)
     problem: Optional[str] = None
+    # key path (dict keys, list indices) -> shape, for every tensor the object holds;
+    # a shape is None when its rebuild call does not say it plainly
+    tensors: dict = field(default_factory=dict)
 
     @property
     def devices(self) -> list:
@@ -134,7 +141,8 @@ class _Stub:
         self._state = state
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        pass
+        # an OrderedDict (every state_dict) is a stub filled by SETITEMS: keep its items
+        self.__dict__.setdefault("_items", {})[key] = value
 
     def append(self, item: Any) -> None:
         pass
@@ -160,6 +168,7 @@ class _Recorder:
         self.locations: dict = {}
         self.globals: set = set()
         self.storages: dict = {}   # key -> (storage type name, numel)
+        self.obj: Any = None       # what the pickle loaded (stubs for every global)
 
 
 class _ScanUnpickler(pickle.Unpickler):
@@ -182,6 +191,74 @@ class _ScanUnpickler(pickle.Unpickler):
             if isinstance(pid[2], str) and isinstance(pid[4], int):
                 self._rec.storages[pid[2]] = (stype, pid[4])
         return _Stub()
+
+
+# ---- tensors and their shapes ---------------------------------------------------------
+# torch/_utils.py and torch/_tensor.py: where each rebuild function takes the size.
+_SIZE_ARG = {"torch._utils._rebuild_tensor": 2, "torch._utils._rebuild_tensor_v2": 2,
+             "torch._utils._rebuild_tensor_v3": 2, "torch._utils._rebuild_qtensor": 2,
+             "torch._utils._rebuild_wrapper_subclass": 2,
+             "torch._utils._rebuild_meta_tensor_no_storage": 1}
+_WRAPPED_ARG = {"torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+                "torch._utils._rebuild_device_tensor_from_cpu_tensor"}  # the tensor: args[0]
+_NOT_A_TENSOR = object()
+MAX_DEPTH = 64
+
+
+def _is_tensor_call(obj: Any) -> bool:
+    g = getattr(type(obj), "_global", None)
+    return isinstance(obj, _Stub) and (g in _SIZE_ARG or g in _WRAPPED_ARG or g in (
+        "torch._tensor._rebuild_from_type_v2", "torch._utils._rebuild_device_tensor_from_numpy"))
+
+
+def _shape(obj: Any, depth: int = 0) -> Any:
+    """The shape of a rebuilt tensor stub; None when unknown; _NOT_A_TENSOR otherwise."""
+    if not _is_tensor_call(obj) or depth > 4:
+        return _NOT_A_TENSOR
+    g = type(obj)._global
+    args: tuple = getattr(obj, "_args", ())
+    if g in _WRAPPED_ARG:
+        return _shape(args[0], depth + 1) if args else None
+    if g == "torch._tensor._rebuild_from_type_v2":   # (func, new_type, args, state)
+        if len(args) >= 3 and isinstance(args[2], tuple) and isinstance(args[0], type):
+            return _shape(args[0](*args[2]), depth + 1)
+        return None
+    at = _SIZE_ARG.get(g)
+    size = args[at] if at is not None and len(args) > at else None
+    if isinstance(size, _Stub):   # torch.Size([...])
+        size = size._args[0] if getattr(size, "_args", ()) else None
+    if isinstance(size, (tuple, list)) and all(type(n) is int for n in size):
+        return tuple(size)
+    return None
+
+
+def tensor_shapes(obj: Any, limit: int = 1_000_000) -> dict:
+    """{key path: shape} of every tensor reachable through dicts, OrderedDicts, lists and
+    tuples from `obj` (what the restricted unpickler loaded)."""
+    out: dict = {}
+    seen: set = set()
+
+    def walk(node: Any, path: tuple, depth: int) -> None:
+        shape = _shape(node)
+        if shape is not _NOT_A_TENSOR:
+            out[path] = shape
+            return
+        if depth > MAX_DEPTH or id(node) in seen or len(out) >= limit:
+            return
+        seen.add(id(node))
+        if isinstance(node, dict):
+            items: Any = node.items()
+        elif isinstance(node, _Stub) and "_items" in node.__dict__:
+            items = node.__dict__["_items"].items()
+        elif isinstance(node, (list, tuple)):
+            items = enumerate(node)
+        else:
+            return
+        for key, value in items:
+            walk(value, path + (key,), depth + 1)
+
+    walk(obj, (), 0)
+    return out
 
 
 # ---- format detection -----------------------------------------------------------------
@@ -231,6 +308,7 @@ def inspect_file(path: "str | os.PathLike", *,
 
 def _fill(info: TorchSaveInfo, rec: _Recorder) -> TorchSaveInfo:
     info.locations = dict(rec.locations)
+    info.tensors = tensor_shapes(rec.obj)
     info.unsafe_globals = sorted(g for g in rec.globals if g not in WEIGHTS_ONLY_SAFE_GLOBALS)
     return info
 
@@ -266,7 +344,7 @@ def _inspect_zip(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     try:
         with zf.open(zinfo) as member:
             data = member.read()
-        _ScanUnpickler(io.BytesIO(data), rec).load()
+        rec.obj = _ScanUnpickler(io.BytesIO(data), rec).load()
     except (zipfile.BadZipFile, EOFError, OSError) as exc:
         info.problem = f"corrupt: {name}: {exc}"
     except Exception as exc:   # any malformed pickle: reported, never fatal
@@ -325,7 +403,7 @@ def _inspect_zip_fast(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
         return None
     rec = _Recorder()
     try:
-        _ScanUnpickler(io.BytesIO(data), rec).load()
+        rec.obj = _ScanUnpickler(io.BytesIO(data), rec).load()
     except Exception as exc:   # any malformed pickle: reported, never fatal
         info.problem = _pickle_problem(exc)
     _fill(info, rec)
@@ -400,8 +478,8 @@ def _inspect_legacy(path: str, f: Any, cap: int) -> TorchSaveInfo:
     stream = io.BufferedReader(raw, 64 * 1024)   # peek(): the unpickler stops at STOP
     rec = _Recorder()
     try:
-        for _ in range(4):
-            _ScanUnpickler(stream, rec).load()
+        for _ in range(4):   # magic, protocol, sys_info, then the saved object
+            rec.obj = _ScanUnpickler(stream, rec).load()
         keys_rec = _Recorder()
         unp = _ScanUnpickler(stream, keys_rec)
         keys = unp.load()

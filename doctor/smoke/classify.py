@@ -25,6 +25,11 @@ PEER_ERRORS = ("connection closed by peer", "connection reset by peer", "timed o
                "monitoredbarrier", "econnreset", "epipe")
 NCCL_WATCHDOG = ("watchdog caught collective operation timeout",
                  "some nccl operations have failed or timed out")
+# torch.distributed collectives (the names collective-on-error-path looks for): a rank
+# whose own code called one and waits there is the one out of step with its peers.
+COLLECTIVES = ("barrier", "all_reduce", "broadcast", "scatter", "gather", "monitored_barrier",
+               "broadcast_object_list")
+COLLECTIVE_PREFIXES = ("all_gather", "reduce")
 FRAME_RE = re.compile(r'^\s+File "(?P<file>.*)", line (?P<line>\d+) in (?P<func>.*)$')
 THREAD_RE = re.compile(r"^(?:Current thread|Thread) (?P<id>0x[0-9a-fA-F]+)")
 MAX_FRAMES = 25
@@ -167,6 +172,20 @@ def _first_user_frame(frames: list, repo: Path) -> Optional[Frame]:
     return next((f for f in frames if is_user_frame(f.file, repo)), None)
 
 
+def user_collective(frames: list, repo: Path) -> Optional[str]:
+    """The torch.distributed collective the user's innermost frame called, when the rank
+    waits (or gave up) inside it: `barrier` for user → c10d wrapper → barrier."""
+    found = None
+    for f in frames:
+        if is_user_frame(f.file, repo):
+            return found
+        path = f.file.replace(os.sep, "/")
+        if "torch/distributed/" in path and (
+                f.func in COLLECTIVES or f.func.startswith(COLLECTIVE_PREFIXES)):
+            found = f.func   # the outermost one: broadcast_object_list, not its broadcast
+    return None
+
+
 def _exception_frames(exc: dict) -> list:
     """Most recent call first, like faulthandler's."""
     return [Frame(f[0], int(f[1]), f[2]) for f in reversed(exc.get("frames") or [])]
@@ -191,15 +210,19 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         user = _first_user_frame(frames, repo)
         callers = [f for f in frames if is_user_frame(f.file, repo)][1:3]
         via = "".join(f" ← {c.func} ({_rel(c.file, repo)}:{c.line})" for c in callers)
+        coll = user_collective(frames, repo)
         stuck = (f"stuck in {user.func} ({_rel(user.file, repo)}:{user.line}){via}" if user
                  else f"waiting in {frames[0].func} ({_rel(frames[0].file, repo)}:"
                       f"{frames[0].line})" if frames else "no stack was dumped")
+        if coll and user:
+            stuck = f"waiting in {coll}() called by {stuck[len('stuck in '):]}"
         return RankFailure(
             o.rank, "hang", f"rank {o.rank}: hang — {stuck}, {phase_words(phase)}",
             fix="", signal=None, exit_code=rc, stack=stack_text(frames, repo) or None,
             extra={"phase": phase, "stopped_by_doctor": o.stopped,
                    "stuck_in": user.func if user else None,
-                   "in_user_code": user is not None}, frame=user)
+                   "in_user_code": user is not None, **({"collective": coll} if coll else {})},
+            frame=user)
     if rc is not None and rc < 0:
         frames = parse_dump(o.fault_dump, _main_thread(o))
         user = _first_user_frame(frames, repo)
@@ -208,13 +231,15 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         # NCCL's watchdog aborts (SIGABRT) the rank whose collective timed out: it gave
         # up waiting, like gloo's "Timed out waiting" exception
         watchdog = any(w in o.output.lower() for w in NCCL_WATCHDOG)
+        coll = user_collective(frames, repo) if watchdog else None
         return RankFailure(
             o.rank, "timeout" if watchdog else "crash",
             f"rank {o.rank}: " + ("NCCL watchdog timeout, aborted with " if watchdog else
                                   "crashed with ") +
             f"{sig} (exit code {rc}) {phase_words(phase)}{at}", fix="", signal=sig, exit_code=rc,
             stack=stack_text(frames, repo) or None,
-            extra={"phase": phase, "stuck_in": user.func if user else None}, frame=user)
+            extra={"phase": phase, "stuck_in": user.func if user else None,
+                   **({"collective": coll} if coll else {})}, frame=user)
     if exc:
         frames = _exception_frames(exc)
         msg = exc.get("message", "")
@@ -231,13 +256,16 @@ def _classify_rank(o: RankOutcome, repo: Path) -> Optional[RankFailure]:
         if unused is not None:
             text = ("DDP found parameters that got no gradient in the previous step"
                     + (f": {', '.join(unused)}" if unused else ""))
-        verb = "gave up waiting for its peers" if peer else "raised"
+        coll = user_collective(frames, repo) if peer else None
+        verb = (f"gave up waiting in {coll}()" if coll else
+                "gave up waiting for its peers" if peer else "raised")
         return RankFailure(
             o.rank, kind,
             f"rank {o.rank}: {verb} {phase_words(phase)}{at}: {exc.get('type')}: {text}",
             fix="", exit_code=rc, stack=stack_text(frames[:12], repo, tail=head[-1500:]),
             extra={"phase": phase, "exception": exc.get("type"),
-                   "unused_parameters": unused}, frame=user)
+                   "unused_parameters": unused, **({"collective": coll} if coll else {})},
+            frame=user)
     if rc != 0 or not o.event("done"):
         return RankFailure(
             o.rank, "crash", f"rank {o.rank}: exited with code {rc} {phase_words(phase)} "
@@ -286,12 +314,28 @@ def _close(a: float, b: float) -> bool:
 def _mark_root_causes(failures: list, run: SmokeRun) -> None:
     """Root causes: crashes, exceptions of their own, desyncs, ranks stuck in user code.
     Consequences: ranks that gave up waiting, or that the doctor stopped while they
-    waited inside torch. With nothing but consequences, the earliest failure is the cause."""
+    waited inside torch. A rank that waits in a collective its own code called, where
+    the other ranks are not all in that same call, is out of step: a root cause when no
+    rank crashed or raised for a reason of its own. With nothing but consequences, the
+    earliest failure is the cause."""
+    in_coll = [f for f in failures if f.extra.get("collective") and f.frame is not None]
+    spots = {(f.extra["collective"], f.frame.file, f.frame.line) for f in in_coll}
+    out_of_step = bool(in_coll) and (len(spots) > 1 or len(in_coll) < len(run.ranks))
+    if not out_of_step:   # every rank waits in the same call: none of them is out of step
+        for f in in_coll:
+            del f.extra["collective"]
+
     def own(f: RankFailure) -> bool:
-        return f.kind in ("crash", "exception", "desync") or (
-            f.kind == "hang" and f.extra.get("in_user_code", False))
+        if f.kind in ("crash", "exception", "desync"):
+            return True
+        if f.extra.get("collective"):
+            return out_of_step
+        return f.kind == "hang" and f.extra.get("in_user_code", False)
 
     causes = [f for f in failures if own(f)]
+    if any(f.kind in ("crash", "exception", "desync") for f in causes):
+        # a rank that failed for a reason of its own: the ones in a collective waited for it
+        causes = [f for f in causes if not f.extra.get("collective")]
     # A rank stopped in user code after another rank failed for a reason of its own
     # was only slower, not stuck.
     primary = [f for f in causes if not f.extra.get("stopped_by_doctor")]
@@ -315,6 +359,14 @@ def fix_for(f: RankFailure, causes: str) -> str:
                 "peer (in a real job it would wait until the process-group timeout, "
                 "10 min for NCCL, 30 min for gloo, before anything is reported).")
     where_ = f" in {f.extra['stuck_in']}" if f.extra.get("stuck_in") else ""
+    if f.extra.get("collective"):
+        return (f"This rank waits in {f.extra['collective']}(){where_}, which the other "
+                "ranks do not reach at this point: every rank must run the same collectives "
+                "in the same order. Call it on every rank, or only on the success path; on "
+                "an error do not synchronise, call dist.destroy_process_group() (or abort) "
+                "and re-raise; set TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and an explicit "
+                "init_process_group timeout. `doctor run --static --only "
+                "collective-on-error-path` finds these forms without running anything.")
     if f.kind == "crash":
         return (f"A native crash{where_} {phase_words(f.extra.get('phase', ''))}: run the "
                 "factory in a single process under `python -X faulthandler`, then under gdb "

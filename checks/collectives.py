@@ -1,0 +1,584 @@
+"""torch.distributed collectives that only some ranks execute (read from the AST, never run)."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
+from doctor.job.sources import python_trees
+
+COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
+                         "monitored_barrier", "broadcast_object_list"})
+PREFIXES = ("all_gather", "reduce")   # all_gather*, reduce* (reduce_scatter, ...)
+DIST = "torch.distributed"
+_RANK = re.compile(r"^_?(global_|local_|node_|world_|process_|proc_|my_|dist_)?rank"
+                   r"(_id|_idx|_index)?$|^get_(global_|local_|node_)?rank$|^RANK$|^LOCAL_RANK$",
+                   re.I)
+_MAIN = re.compile(r"^_?is_(global_|local_)?(main|master)(_process|_proc|_rank|_worker)?$|"
+                   r"^_?(local_)?(main|master)_process$|^_?is_(global_|local_)?(rank_?)?(zero|0)$"
+                   r"|^_?(global_)?rank_?(zero|0)$|^_?is_rank_?0$")
+_DIST_STATE = re.compile(r"^(is_initialized|is_available|is_distributed|is_dist_\w+|"
+                         r"distributed|use_distributed|is_ddp|ddp|multi_gpu)$")
+_WORLD = re.compile(r"^(get_)?world_size$|^WORLD_SIZE$", re.I)
+RANK_ZERO_DECORATORS = ("rank_zero_only",)
+JUMPS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
+FIX = ("Call every collective on every rank, in the same order, or only on the success "
+       "path (after the work that can fail, guarded by a flag set at its end). On an error, "
+       "do not synchronise: log, call dist.destroy_process_group() (or abort the communicator) "
+       "and re-raise, so the job fails at once; set TORCH_NCCL_ASYNC_ERROR_HANDLING=1"
+       "and an explicit `timeout=` in init_process_group so a "
+       "stuck collective ends the job instead of holding the allocation.")
+
+
+def is_collective(name: str) -> bool:
+    return name in COLLECTIVES or name.startswith(PREFIXES)
+
+
+def dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def last_name(node: ast.AST) -> str:
+    """The identifier that names the value: `x` of `a.b.x`, `f` of `a.f()`."""
+    node = node.func if isinstance(node, ast.Call) else node
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Subscript):   # os.environ["RANK"]
+        s = node.slice
+        return s.value if isinstance(s, ast.Constant) and isinstance(s.value, str) else ""
+    return ""
+
+
+def _rank_expr(node: ast.AST) -> bool:
+    """A rank: `rank`, `args.local_rank`, `dist.get_rank()`, `int(os.environ["RANK"])`."""
+    if isinstance(node, ast.Call) and dotted(node.func) in ("int", "str") and node.args:
+        return _rank_expr(node.args[0])
+    if isinstance(node, ast.Call) and dotted(node.func).endswith(("environ.get", "getenv")) \
+            and node.args:
+        a = node.args[0]
+        return isinstance(a, ast.Constant) and a.value in ("RANK", "LOCAL_RANK")
+    if isinstance(node, ast.BinOp):   # rank % 2
+        return _rank_expr(node.left)
+    return bool(_RANK.match(last_name(node)))
+
+
+def _not_a_rank(node: ast.AST) -> bool:
+    """-1 or None: `local_rank != -1` asks "distributed or not", the same on every rank."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_not_a_rank(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return True
+    return isinstance(node, ast.Constant) and (node.value is None or (
+        isinstance(node.value, (int, float)) and node.value < 0))
+
+
+def rank_conditional(test: ast.AST) -> bool:
+    """True when ranks can disagree on the test: a rank compared with a rank number,
+    or a main-process predicate (`is_main_process()`, `trainer.is_global_zero`)."""
+    if isinstance(test, ast.BoolOp):
+        return any(rank_conditional(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return rank_conditional(test.operand)
+    if isinstance(test, ast.Compare):
+        sides = [test.left, *test.comparators]
+        ranks = [s for s in sides if _rank_expr(s)]
+        return bool(ranks) and not all(_not_a_rank(s) for s in sides if s not in ranks)
+    return bool(_MAIN.match(last_name(test)))
+
+
+def same_on_every_rank(test: ast.AST) -> bool:
+    """Distributed-state tests (`dist.is_initialized()`, `world_size > 1`): every rank of a
+    distributed run takes the same branch, so a collective under them still runs."""
+    if isinstance(test, ast.BoolOp):
+        return all(same_on_every_rank(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return same_on_every_rank(test.operand)
+    if isinstance(test, ast.Compare):
+        return any(_WORLD.match(last_name(s)) for s in [test.left, *test.comparators])
+    return bool(_DIST_STATE.match(last_name(test)))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A collective reached from a statement: directly, or through one repo function."""
+    name: str                 # as written: dist.barrier
+    rel: str
+    line: int
+    via: tuple = ()           # (("sync()", "train.py", 41),) for a helper call
+    guards: tuple = ()        # conditions on the way the doctor does not follow
+
+    @property
+    def short(self) -> str:
+        return self.name.rsplit(".", 1)[-1]
+
+
+class Module:
+    """One source file: its torch.distributed names, its imports, functions and classes."""
+
+    def __init__(self, rel: str, tree: ast.Module, dotted_name: str):
+        self.rel, self.tree, self.name = rel, tree, dotted_name
+        self.dist_aliases = {DIST}
+        self.direct: dict = {}     # imported collective name → its torch name
+        self.imports: dict = {}    # local name → dotted target (module or module.attr)
+        self.functions = {n.name: n for n in tree.body
+                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name == DIST and a.asname:
+                        self.dist_aliases.add(a.asname)
+                    self.imports[a.asname or a.name.split(".")[0]] = \
+                        a.name if a.asname else a.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute(node)
+                for a in node.names:
+                    local = a.asname or a.name
+                    if base == "torch" and a.name == "distributed":
+                        self.dist_aliases.add(local)
+                    elif base == DIST and is_collective(a.name):
+                        self.direct[local] = f"{DIST}.{a.name}"
+                    self.imports[local] = f"{base}.{a.name}" if base else a.name
+
+    def _absolute(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        parts = self.name.split(".")
+        is_pkg = self.rel.endswith("__init__.py")
+        base = parts[:len(parts) - node.level + (1 if is_pkg else 0)]
+        return ".".join(base + ([node.module] if node.module else []))
+
+    def collective(self, call: ast.Call) -> Optional[str]:
+        """The collective this call makes, as written, or None."""
+        name = dotted(call.func)
+        if name in self.direct:
+            return name
+        owner, _, attr = name.rpartition(".")
+        return name if owner in self.dist_aliases and is_collective(attr) else None
+
+
+def module_names(rel: str) -> list:
+    """Dotted names a file is imported by: `pkg/mod.py` → pkg.mod (and without src.)."""
+    stem = rel[:-3] if rel.endswith(".py") else rel
+    parts = [p for p in stem.split("/") if p]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    names = [".".join(parts)] if parts else []
+    if len(parts) > 1 and parts[0] == "src":
+        names.append(".".join(parts[1:]))
+    return names
+
+
+@dataclass(frozen=True)
+class Place:
+    """A collective that only some ranks reach, and why."""
+    form: str                 # rank-branch | finally | except | after-swallow
+    hit: Hit
+    ctx: str                  # `finally:`, `if rank == 0:`, ...
+    rel: str
+    line: int
+    why: str                  # the sentence that says which ranks run it
+
+    def path(self) -> str:
+        steps = [f"{self.ctx} at {self.rel}:{self.line}"]
+        steps += [f"{text} at {rel}:{line}" for text, rel, line in self.hit.via]
+        return " → ".join(steps + [f"{self.hit.name}() at {self.hit.rel}:{self.hit.line}"])
+
+
+class Repo:
+    """The repo's modules, and the one-level resolution of calls into its own functions."""
+
+    def __init__(self, job: Job):
+        self.modules: list = []
+        self.by_name: dict = {}
+        self.sources: dict = {}
+        for path, tree in python_trees(job):
+            rel = job.rel(path)
+            names = module_names(rel) or [rel]
+            mod = Module(rel, tree, names[0])
+            self.modules.append(mod)
+            self.sources[rel] = Path(path)
+            for n in names:
+                self.by_name.setdefault(n, mod)
+        self._memo: dict = {}
+
+    # -- resolution ----------------------------------------------------------
+    def function(self, target: Optional[str]) -> Optional[tuple]:
+        """`pkg.mod.f` → (module, def, None) when pkg.mod is a repo module defining f."""
+        owner, _, attr = (target or "").rpartition(".")
+        mod = self.by_name.get(owner)
+        if mod is not None and attr in mod.functions:
+            return mod, mod.functions[attr], None
+        return None
+
+    def klass(self, mod: Module, name: str) -> Optional[tuple]:
+        if name in mod.classes:
+            return mod, mod.classes[name]
+        owner, _, attr = mod.imports.get(name, "").rpartition(".")
+        other = self.by_name.get(owner)
+        return (other, other.classes[attr]) if other and attr in other.classes else None
+
+    def resolve(self, mod: Module, call: ast.Call, cls: Optional[ast.ClassDef]) -> Optional[tuple]:
+        """(module, def, class) of the repo function a call runs, when the code shows it."""
+        f = call.func
+        if isinstance(f, ast.Name):
+            if f.id in mod.functions:
+                return mod, mod.functions[f.id], None
+            return self.function(mod.imports.get(f.id))
+        if not isinstance(f, ast.Attribute):
+            return None
+        if cls is not None and dotted(f.value) == "self":
+            return _method(mod, cls, f.attr)
+        if cls is not None and isinstance(f.value, ast.Attribute) and \
+                dotted(f.value.value) == "self":
+            kind = _attr_class(cls, f.value.attr)
+            found = self.klass(mod, kind) if kind else None
+            return _method(found[0], found[1], f.attr) if found else None
+        head, _, attr = dotted(f).rpartition(".")
+        first, _, more = head.partition(".")
+        if first in mod.imports:
+            return self.function(".".join(p for p in (mod.imports[first], more, attr) if p))
+        return None
+
+    # -- the collectives a block reaches ---------------------------------------
+    def hits(self, mod: Module, cls: Optional[ast.ClassDef], stmts: list, depth: int = 0,
+             guards: tuple = ()) -> list:
+        """Collectives the statements call, directly or (depth 0) in a repo function they
+        call; `guards`: (kind, text) of the ifs on the way (kind: rank | other)."""
+        out: list = []
+        for st in stmts:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(st, ast.If):
+                out += self._calls(mod, cls, st.test, depth, guards)
+                g = guards if same_on_every_rank(st.test) else guards + (
+                    ("rank" if rank_conditional(st.test) else "other", ast.unparse(st.test)),)
+                out += self.hits(mod, cls, st.body, depth, g)
+                out += self.hits(mod, cls, st.orelse, depth, g)
+                continue
+            for _name, value in ast.iter_fields(st):
+                for v in value if isinstance(value, list) else [value]:
+                    if isinstance(v, ast.stmt):
+                        out += self.hits(mod, cls, [v], depth, guards)
+                    elif isinstance(v, ast.ExceptHandler):
+                        out += self.hits(mod, cls, v.body, depth, guards)
+                    elif isinstance(v, ast.AST):
+                        out += self._calls(mod, cls, v, depth, guards)
+        return out
+
+    def _calls(self, mod: Module, cls: Optional[ast.ClassDef], expr: ast.AST, depth: int,
+               guards: tuple) -> list:
+        out = []
+        for node in ast.walk(expr):
+            if not isinstance(node, ast.Call):
+                continue
+            name = mod.collective(node)
+            if name:
+                out.append(Hit(name, mod.rel, node.lineno, (), guards))
+            elif depth == 0 and (target := self.resolve(mod, node, cls)):
+                via = ((f"{dotted(node.func)}()", mod.rel, node.lineno),)
+                out += [Hit(h.name, h.rel, h.line, via, guards + h.guards)
+                        for h in self.function_hits(*target)]
+        return out
+
+    def function_hits(self, mod: Module, fn: ast.AST, cls: Optional[ast.ClassDef]) -> list:
+        key = id(fn)
+        if key not in self._memo:
+            self._memo[key] = self.hits(mod, cls, getattr(fn, "body", []), depth=1)
+        return self._memo[key]
+
+    def finally_line(self, rel: str, first_stmt: ast.stmt) -> int:
+        """The line of the `finally:` keyword (the AST has no node for it)."""
+        try:
+            lines = self.sources[rel].read_text(errors="replace").splitlines()
+        except OSError:
+            return first_stmt.lineno
+        for n in range(first_stmt.lineno - 1, 0, -1):
+            if re.match(r"\s*finally\s*:", lines[n - 1]):
+                return n
+        return first_stmt.lineno
+
+
+def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[tuple]:
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return mod, node, cls
+    return None
+
+
+def _attr_class(cls: ast.ClassDef, attr: str) -> Optional[str]:
+    """K when the class assigns `self.attr = K(...)` (one class, however often)."""
+    kinds = {dotted(n.value.func) for n in ast.walk(cls) if isinstance(n, ast.Assign)
+             and isinstance(n.value, ast.Call) and any(
+                 isinstance(t, ast.Attribute) and t.attr == attr and dotted(t.value) == "self"
+                 for t in n.targets)}
+    kind = kinds.pop() if len(kinds) == 1 else ""
+    return kind if kind and "." not in kind else None
+
+
+def _raises(stmts: list) -> bool:
+    return any(isinstance(n, ast.Raise) for st in stmts for n in ast.walk(st))
+
+
+def _end_of_data(handler: ast.ExceptHandler) -> bool:
+    """`except StopIteration`: the data ran out, on every rank alike."""
+    names = [dotted(e) for e in (handler.type.elts if isinstance(handler.type, ast.Tuple)
+                                 else [handler.type])] if handler.type else []
+    return bool(names) and all(n.endswith(("StopIteration", "StopAsyncIteration"))
+                               for n in names)
+
+
+def _success_only(stmts: list, flags: set) -> list:
+    """The statements of a `finally:` that also run on the error path: `if ok:` (ok set
+    True at the end of the try) runs only after success."""
+    out = []
+    for st in stmts:
+        if isinstance(st, ast.If):
+            t = st.test
+            if isinstance(t, ast.Name) and t.id in flags:
+                out += _success_only(st.orelse, flags)
+                continue
+            if isinstance(t, ast.UnaryOp) and isinstance(t.op, ast.Not) and \
+                    isinstance(t.operand, ast.Name) and t.operand.id in flags:
+                out += _success_only(st.body, flags)
+                continue
+            st = ast.If(test=t, body=_success_only(st.body, flags),
+                        orelse=_success_only(st.orelse, flags), lineno=st.lineno)
+        out.append(st)
+    return out
+
+
+def _success_flags(body: list) -> set:
+    return {t.id for st in body if isinstance(st, ast.Assign)
+            and isinstance(st.value, ast.Constant) and st.value.value is True
+            for t in st.targets if isinstance(t, ast.Name)}
+
+
+class Scan:
+    """Walk every function of a module and collect the places of the four forms."""
+
+    def __init__(self, repo: Repo, mod: Module):
+        self.repo, self.mod = repo, mod
+        self.places: list = []
+
+    def run(self) -> list:
+        top = [s for s in self.mod.tree.body
+               if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        self.block(top, None, self.mod.tree, [])
+        self.functions(self.mod.tree.body, None)
+        return self.places
+
+    def functions(self, body: list, cls: Optional[ast.ClassDef]) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                self.functions(node.body, node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.rank_zero_only(node, cls)
+                self.block(node.body, cls, node, [])
+                self.functions(list(_nested_defs(node.body)), cls)
+
+    def add(self, form: str, hits: list, ctx: str, line: int, why: str,
+            skip_rank: bool = True) -> None:
+        for h in hits:
+            if skip_rank and any(kind == "rank" for kind, _ in h.guards):
+                continue   # a rank-conditional inside: judged as a rank branch
+            self.places.append(Place(form, h, ctx, self.mod.rel, line, why))
+
+    def rank_zero_only(self, fn: ast.AST, cls: Optional[ast.ClassDef]) -> None:
+        decos = [dotted(d) for d in getattr(fn, "decorator_list", [])]
+        if any(d.rsplit(".", 1)[-1] in RANK_ZERO_DECORATORS for d in decos):
+            self.add("rank-branch", self.repo.hits(self.mod, cls, getattr(fn, "body", [])),
+                     "@rank_zero_only", getattr(fn, "lineno", 0),
+                     "runs only on rank 0 (the function is @rank_zero_only)")
+
+    def block(self, stmts: list, cls: Optional[ast.ClassDef], fn: ast.AST, after: list) -> None:
+        for i, st in enumerate(stmts):
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            rest = stmts[i + 1:] + after
+            if isinstance(st, ast.If) and rank_conditional(st.test):
+                self.rank_branch(st, cls, fn, rest)
+            if type(st).__name__ in ("Try", "TryStar"):
+                self.try_(st, cls, stmts[i + 1:])
+            for _name, value in ast.iter_fields(st):
+                if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                    self.block(value, cls, fn, rest)
+                elif isinstance(value, list):
+                    for h in value:
+                        if isinstance(h, ast.ExceptHandler):
+                            self.block(h.body, cls, fn, rest)
+
+    def names(self, stmts: list, cls: Optional[ast.ClassDef]) -> set:
+        return {h.short for h in self.repo.hits(self.mod, cls, stmts)}
+
+    def rank_branch(self, st: ast.If, cls: Optional[ast.ClassDef], fn: ast.AST,
+                    rest: list) -> None:
+        test = ast.unparse(st.test)
+        inside = {id(n) for n in ast.walk(st)}
+        others = [n for n in ast.walk(fn) if isinstance(n, ast.If) and id(n) not in inside
+                  and st not in ast.walk(n) and rank_conditional(n.test)
+                  and ast.unparse(n.test) != test]
+        elsewhere = set().union(*[self.names(n.body + n.orelse, cls) for n in others])
+        for branch, other, ctx in ((st.body, st.orelse, f"if {test}:"),
+                                   (st.orelse, st.body, f"else: of if {test}:")):
+            matched = self.names(other, cls) | elsewhere
+            if branch and isinstance(branch[-1], JUMPS):
+                matched |= self.names(rest, cls)   # the others reach it after the if
+            hits = [h for h in self.repo.hits(self.mod, cls, branch)
+                    if h.short not in matched]
+            self.add("rank-branch", hits, ctx, st.lineno,
+                     f"runs only on the ranks where `{test}` is "
+                     f"{'true' if branch is st.body else 'false'}, and the other ranks call "
+                     "no {short} to match it", skip_rank=False)
+
+    def try_(self, st: ast.stmt, cls: Optional[ast.ClassDef], after: list) -> None:
+        body, handlers = getattr(st, "body", []), getattr(st, "handlers", [])
+        final = getattr(st, "finalbody", [])
+        if final:
+            line = self.repo.finally_line(self.mod.rel, final[0])
+            self.add("finally", self.repo.hits(self.mod, cls,
+                                               _success_only(final, _success_flags(body))),
+                     "finally:", line, "runs in a `finally:`, also on a rank whose `try` "
+                     "raised, while its peers are in another collective or already gone")
+        swallow = [h for h in handlers if not _raises(h.body) and not _end_of_data(h)]
+        for h in swallow:
+            self.add("except", self.repo.hits(self.mod, cls, h.body), "except:", h.lineno,
+                     "runs in an `except` handler that does not re-raise: only the rank "
+                     "that failed synchronises, while its peers are elsewhere")
+        if not swallow or not after:
+            return
+        h = swallow[0]
+        if h.body and isinstance(h.body[-1], (ast.Continue, ast.Break, ast.Return)):
+            word = type(h.body[-1]).__name__.lower()
+            self.add("after-swallow", self.repo.hits(self.mod, cls, after), "swallowed in except:",
+                     h.lineno, f"is skipped by a rank whose exception the handler swallows "
+                     f"(`{word}`), while its peers wait in it")
+            return
+        skipped = self.repo.hits(self.mod, cls, body)
+        if skipped:
+            s = skipped[0]
+            self.add("after-swallow", self.repo.hits(self.mod, cls, after), "swallowed in except:",
+                     h.lineno, f"runs after an exception the handler swallows: a rank that "
+                     f"failed skipped {s.name}() at {s.rel}:{s.line} in the `try`, so its "
+                     "collectives no longer line up with its peers'")
+
+
+def _nested_defs(stmts: list) -> Iterator[ast.stmt]:
+    """The defs and classes in a function's body, not those inside them."""
+    for st in stmts:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield st
+            continue
+        for _name, value in ast.iter_fields(st):
+            if isinstance(value, list):
+                kids = [v for v in value if isinstance(v, ast.stmt)]
+                kids += [s for h in value if isinstance(h, ast.ExceptHandler) for s in h.body]
+                yield from _nested_defs(kids)
+
+
+def _entry_order(job: Job, repo: Repo) -> dict:
+    """rel → 0 for the steps' entry modules, 1 for the repo modules they import."""
+    order: dict = {}
+    for step in job.all_steps():
+        path = job.entry_file(step)
+        if path is None:
+            continue
+        rel = job.rel(path)
+        order[rel] = 0
+        mod = next((m for m in repo.modules if m.rel == rel), None)
+        for target in (mod.imports.values() if mod else ()):
+            for name in (target, target.rpartition(".")[0]):
+                if name in repo.by_name:
+                    order.setdefault(repo.by_name[name].rel, 1)
+    return order
+
+
+def _finding(p: Place) -> Finding:
+    h = p.hit
+    why = p.why.replace("{short}", h.short)
+    unseen = [text for kind, text in h.guards if kind == "other"]
+    msg = f"{h.name}() at {h.rel}:{h.line} {why}: every rank waits until the process-group " \
+          f"timeout (10 min for NCCL) instead of the job failing [{p.path()}]"
+    if unseen:
+        msg += (" — not shown end to end: it runs only when "
+                + " and ".join(f"`{u}`" for u in unseen) + ", which the doctor does not follow")
+    return Finding(msg, location=Location(h.rel, h.line), fix=FIX,
+                   data={"form": p.form, "collective": h.name, "path": p.path(),
+                         "context": {"path": p.rel, "line": p.line, "text": p.ctx},
+                         "via": [f"{t} at {r}:{n}" for t, r, n in h.via],
+                         **({"unseen": unseen} if unseen else {})},
+                   severity=Severity.WARNING if unseen else None)
+
+
+@check("collective-on-error-path", title="A torch.distributed collective that only some "
+       "ranks execute", severity="error", tags=("distributed", "hang", "code"),
+       needs=("repo",), timeout=30)
+def collective_on_error_path(job: Job) -> Iterator[Finding]:
+    """A collective that only some ranks reach: the others wait in theirs until the timeout.
+
+    Reads every Python file of the repo (never imports it): the training steps' entry
+    modules and the repo modules they import come first in the report, but a collective
+    anywhere in the repo's code counts. The collectives are `barrier`, `all_reduce`,
+    `broadcast`, `all_gather*`, `reduce*`, `scatter`, `gather`, `monitored_barrier` and
+    `broadcast_object_list`, called as `dist.x`, `torch.distributed.x` or an imported
+    name. Four forms are found:
+
+    - inside a rank-conditional branch (`if rank == 0:`, `if dist.get_rank() == 0:`,
+      `if is_main_process():`, `@rank_zero_only`) when no other branch in the function
+      calls the same collective for the other ranks (the `if local_rank not in [-1, 0]:
+      barrier()` … `if local_rank == 0: barrier()` pattern matches);
+    - in a `finally:` (not under a flag set at the end of the `try`, the success path);
+    - in an `except` handler that does not re-raise;
+    - after a swallowed exception: skipped by a handler that `continue`s, `break`s or
+      `return`s, or reached by a rank that skipped a collective of its `try`.
+
+    Calls into the repo's own functions are followed one level deep (a helper called
+    from `finally:` counts): the finding points at the collective call and `data.path`
+    gives the chain, e.g. `finally: at train.py:40 → sync() at train.py:41 →
+    dist.barrier() at utils.py:12`. A collective under a condition the doctor does not
+    follow (other than `dist.is_initialized()`, `world_size > 1` and the like) is a
+    warning naming that condition.
+
+    ## Why it matters
+    Every rank must run the same collectives in the same order. When one rank fails
+    in data loading and its error handler calls `dist.barrier()`, or rank 0 alone
+    builds and broadcasts a cache, the other ranks sit in a different collective: the
+    job does not fail, it hangs until the NCCL watchdog fires (10 minutes by default,
+    longer where the timeout was raised), on every rank, holding the whole allocation,
+    and the log shows an ALLREDUCE timeout on the healthy ranks, far from the cause.
+
+    ## How to fix
+    Call collectives on every rank, or only on the success path: set a flag at the end
+    of the `try` and synchronise under it. On an error, do not synchronise: log, call
+    `dist.destroy_process_group()` (or abort the communicator) and re-raise, so the job
+    ends at once. Build rank-0 state before training and share it with a collective
+    that every rank calls (or precompute it to a file every rank reads). Set
+    `TORCH_NCCL_ASYNC_ERROR_HANDLING=1` and an explicit `timeout=` in
+    `init_process_group`, so that a collective that is stuck anyway ends the job.
+    """
+    repo = Repo(job)
+    if not repo.modules:
+        raise Skip("the repo has no Python sources that parse")
+    if not any(isinstance(n, ast.Call) and m.collective(n)
+               for m in repo.modules for n in ast.walk(m.tree)):
+        raise Skip(f"no torch.distributed collective in the repo's Python "
+                   f"({len(repo.modules)} file(s) read)")
+    order = _entry_order(job, repo)
+    places = [p for m in repo.modules for p in Scan(repo, m).run()]
+    seen: set = set()
+    for p in sorted(places, key=lambda p: (order.get(p.rel, 2), p.rel, p.line, p.hit.line)):
+        key = (p.form, p.hit.rel, p.hit.line, p.hit.via)
+        if key not in seen:
+            seen.add(key)
+            yield _finding(p)

@@ -1,0 +1,429 @@
+"""Calls into torch with keywords, names or device types the target torch does not have."""
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Skip, check
+from doctor.job.context import Job
+from doctor.job.sources import python_trees
+from doctor.job.versions import parse_version
+from doctor.proc import run_cmd
+
+# ---- the shipped table -----------------------------------------------------------------
+# Read from the Python sources of the PyPI wheels 1.12.1, 1.13.1, 2.0.1, 2.1.2, 2.2.2,
+# 2.3.1, 2.4.1, 2.5.1, 2.6.0, 2.7.1, 2.8.0, 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.14.1 and the
+# installed 2.13 (tests/test_torch_api_mismatch.py checks it against inspect.signature).
+# Ranges are inclusive (major, minor) pairs; outside them the doctor knows nothing.
+_DL = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
+       "collate_fn", "pin_memory", "drop_last", "timeout", "worker_init_fn",
+       "multiprocessing_context", "generator", "prefetch_factor", "persistent_workers",
+       "pin_memory_device")
+_PG = ("backend", "init_method", "timeout", "world_size", "rank", "store", "group_name",
+       "pg_options")
+_FS = ("module", "mesh", "reshard_after_forward")
+_LOAD = ("f", "map_location", "pickle_module")
+# function → [(first, last, accepted keywords, takes **kwargs)]
+SIGNATURES: dict = {
+    "fully_shard": [
+        ((2, 3), (2, 3), _FS + ("mp_policy",), False),
+        ((2, 4), (2, 5), _FS + ("mp_policy", "offload_policy"), False),
+        ((2, 6), (2, 6), _FS + ("shard_placement_fn", "mp_policy", "offload_policy"), False),
+        ((2, 7), (2, 11), _FS + ("shard_placement_fn", "mp_policy", "offload_policy",
+                                 "ignored_params"), False),
+        ((2, 12), (2, 14), _FS + ("shard_placement_fn", "mp_policy", "offload_policy",
+                                  "ignored_params", "dp_mesh_dims"), False)],
+    "autocast": [((1, 12), (2, 14), ("device_type", "dtype", "enabled", "cache_enabled"),
+                  False)],
+    "DataLoader": [((1, 12), (2, 5), _DL, False), ((2, 6), (2, 14), _DL + ("in_order",), False)],
+    "init_process_group": [
+        ((1, 12), (2, 2), _PG, False), ((2, 3), (2, 9), _PG + ("device_id",), False),
+        ((2, 10), (2, 13), _PG + ("device_id", "_ranks"), False),
+        ((2, 14), (2, 14), _PG + ("device_id", "_ranks", "enable_reconfigure"), False)],
+    # **pickle_load_args go to pickle's Unpickler, which rejects torch's own keywords.
+    "load": [((1, 12), (1, 12), _LOAD, True), ((1, 13), (2, 0), _LOAD + ("weights_only",), True),
+             ((2, 1), (2, 14), _LOAD + ("weights_only", "mmap"), True)],
+}
+LOAD_OWN = ("weights_only", "mmap")
+# autocast device types: until 2.0 an if/elif list (anything else raises RuntimeError);
+# from 2.1 a renamable privateuse1 backend, from 2.4 torch._C._is_autocast_available:
+# there only the values listed as rejected are known to raise.
+DEVICE_TYPES = [((1, 12), (1, 13), ("cuda", "cpu", "xpu"), None),
+                ((2, 0), (2, 0), ("cuda", "cpu", "xpu", "hpu"), None),
+                ((2, 1), (2, 14), None, ("hip",))]
+# Public names and the first release that has them (ImportError / AttributeError before).
+NAMES = {"torch.distributed._composable.fsdp.fully_shard": (2, 3),
+         "torch.distributed._composable.fsdp": (2, 3),
+         "torch.distributed.fsdp.fully_shard": (2, 6)}
+QUALNAMES = {
+    "torch.distributed.fsdp.fully_shard": "fully_shard",
+    "torch.distributed._composable.fsdp.fully_shard": "fully_shard",
+    "torch.autocast": "autocast", "torch.amp.autocast": "autocast",
+    "torch.amp.autocast_mode.autocast": "autocast",
+    "torch.utils.data.DataLoader": "DataLoader",
+    "torch.utils.data.dataloader.DataLoader": "DataLoader",
+    "torch.load": "load", "torch.serialization.load": "load",
+    "torch.distributed.init_process_group": "init_process_group",
+    "torch.distributed.distributed_c10d.init_process_group": "init_process_group",
+}
+CANONICAL = {"fully_shard": "torch.distributed.fsdp.fully_shard", "autocast": "torch.autocast",
+             "DataLoader": "torch.utils.data.DataLoader", "load": "torch.load",
+             "init_process_group": "torch.distributed.init_process_group"}
+FSDP1_ONLY = ("auto_wrap_policy", "sharding_strategy", "cpu_offload", "mixed_precision",
+              "device_id", "sync_module_states", "use_orig_params", "param_init_fn",
+              "forward_prefetch", "backward_prefetch", "limit_all_gathers", "ignored_modules",
+              "process_group")
+TABLE_SPAN = "1.12–2.14"
+INSTALLED_TIMEOUT_S = 60.0
+
+
+def _in(rng: tuple, v: tuple) -> bool:
+    return rng[0] <= v <= rng[1]
+
+
+def table_api(release: tuple) -> Optional[dict]:
+    """The API the shipped table knows for a (major, minor) release; None outside it."""
+    funcs = {k: {"keywords": list(kw), "var_keyword": var}
+             for k, rows in SIGNATURES.items() for first, last, kw, var in rows
+             if _in((first, last), release)}
+    if not funcs:
+        return None
+    dev = next(({"valid": v, "rejected": r} for a, b, v, r in DEVICE_TYPES
+                if _in((a, b), release)), None)
+    return {"functions": funcs, "device_types": dev,
+            "names": {n: release >= since for n, since in NAMES.items()}}
+
+
+# ---- the installed torch, read in a child process ---------------------------------------
+CHILD = r"""
+import importlib, inspect, json, sys, warnings
+warnings.simplefilter("ignore")
+want = json.loads(sys.argv[1])
+out = {"functions": {}, "names": {}, "device_types": {}}
+import torch
+out["version"] = torch.__version__
+def find(qual):
+    mod, _, attr = qual.rpartition(".")
+    try:
+        return getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError):
+        try:
+            return importlib.import_module(qual)
+        except ImportError:
+            return None
+for key, qual in want["functions"].items():
+    f = find(qual)
+    if f is None:
+        continue
+    ps = inspect.signature(f).parameters.values()
+    out["functions"][key] = {
+        "keywords": [p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)],
+        "var_keyword": any(p.kind == p.VAR_KEYWORD for p in ps)}
+for qual in want["names"]:
+    out["names"][qual] = find(qual) is not None
+for dev in want["device_types"]:
+    try:
+        torch.autocast(dev)
+        out["device_types"][dev] = None
+    except Exception as exc:
+        out["device_types"][dev] = "%s: %s" % (type(exc).__name__, str(exc)[:200])
+print("\n@@API@@" + json.dumps(out))
+"""
+
+
+def installed_api(device_types: list) -> dict:
+    """The installed torch's API for the covered functions (inspect.signature), its names,
+    and which of `device_types` torch.autocast rejects; in a child process with a
+    deadline. {"error": why} when torch cannot be imported in time."""
+    want = {"functions": CANONICAL, "names": list(NAMES), "device_types": device_types}
+    res = run_cmd([sys.executable, "-c", CHILD, json.dumps(want)], timeout=INSTALLED_TIMEOUT_S)
+    marker = "@@API@@"
+    if marker in res.stdout:
+        return json.loads(res.stdout.rsplit(marker, 1)[1])
+    why = (f"timed out after {INSTALLED_TIMEOUT_S:g}s" if res.timed_out
+           else f"exit code {res.returncode}: {res.stderr.strip()[-300:]}")
+    return {"error": why}
+
+
+# ---- the repo's calls ---------------------------------------------------------------------
+@dataclass
+class Use:
+    """A call of a covered function, or an import/attribute of a covered torch name."""
+    key: str                  # covered function, or "name"
+    qual: str
+    file: str
+    line: int
+    text: str
+    keywords: dict = field(default_factory=dict)   # keyword → line
+    device: Optional[tuple] = None                 # (literal device_type, line)
+    has_pickle_module: bool = False
+
+
+_SAFE_HANDLERS = {"ImportError", "ModuleNotFoundError", "TypeError", "AttributeError",
+                  "RuntimeError", "ValueError", "Exception", "BaseException"}
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
+def _bindings(tree: ast.AST) -> dict:
+    """name → torch qualified name it is imported as; None when the module binds the name
+    to anything else too (the doctor does not guess which one a call sees)."""
+    torch_names: dict = {}
+    other: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                name = a.asname or a.name.split(".")[0]
+                qual = a.name if a.asname else name
+                (torch_names.setdefault(name, set()).add(qual) if qual.split(".")[0] == "torch"
+                 else other.add(name))
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                name = a.asname or a.name
+                if node.level == 0 and (node.module or "").split(".")[0] == "torch":
+                    torch_names.setdefault(name, set()).add(f"{node.module}.{a.name}")
+                else:
+                    other.add(name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            other.add(node.id)
+    out: dict = {}
+    for name, quals in torch_names.items():
+        keys = {QUALNAMES.get(q, q) for q in quals}
+        out[name] = sorted(quals)[0] if name not in other and len(keys) == 1 else None
+    return out
+
+
+def _guarded_part(node: ast.AST) -> list:
+    """The statements a wrong call in them cannot break: a try's body whose handler catches
+    what the call raises, both branches of an if on the torch version or an attribute."""
+    if isinstance(node, ast.Try):
+        for h in node.handlers:
+            types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+            names = {_dotted(t) for t in types if t is not None} if h.type else {"Exception"}
+            if names & _SAFE_HANDLERS:
+                return node.body
+    if isinstance(node, ast.If):
+        test = ast.unparse(node.test).lower()
+        if any(w in test for w in ("version", "hasattr", "getattr", "torch_2", "is_torch")):
+            return node.body + node.orelse
+    return []
+
+
+def repo_uses(job: Job) -> list:
+    """Every unguarded use of a covered torch function or name in the repo's Python."""
+    uses: list = []
+    for path, tree in python_trees(job):
+        rel = job.rel(path)
+        binds = _bindings(tree)
+        _walk(tree, False, binds, rel, uses)
+    return uses
+
+
+def _walk(node: ast.AST, guarded: bool, binds: dict, rel: str, uses: list) -> None:
+    safe = {id(n) for n in _guarded_part(node)}
+    for child in ast.iter_child_nodes(node):
+        g = guarded or id(child) in safe
+        if not g:
+            _use(child, binds, rel, uses)
+        _walk(child, g, binds, rel, uses)
+
+
+def _resolve(expr: ast.AST, binds: dict) -> Optional[str]:
+    dotted = _dotted(expr)
+    if not dotted:
+        return None
+    head, _, rest = dotted.partition(".")
+    base = binds.get(head)
+    return (f"{base}.{rest}" if rest else base) if base else None
+
+
+def _use(node: ast.AST, binds: dict, rel: str, uses: list) -> None:
+    text = lambda n: ast.unparse(n)[:120]  # noqa: E731
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        for a in node.names:
+            qual = f"{node.module}.{a.name}"
+            if qual in NAMES:
+                uses.append(Use("name", qual, rel, node.lineno, text(node)))
+    elif isinstance(node, ast.Import):
+        uses += [Use("name", a.name, rel, node.lineno, text(node)) for a in node.names
+                 if a.name in NAMES]
+    elif isinstance(node, ast.Call):
+        resolved = _resolve(node.func, binds)
+        key = QUALNAMES.get(resolved or "")
+        if resolved is None or key is None:
+            return
+        qual = resolved
+        u = Use(key, qual, rel, node.lineno, text(node),
+                keywords={k.arg: k.value.lineno for k in node.keywords if k.arg},
+                has_pickle_module=any(k.arg == "pickle_module" for k in node.keywords)
+                or len(node.args) >= 3)
+        dev = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg == "device_type"), None)
+        if key == "autocast" and isinstance(dev, ast.Constant) and isinstance(dev.value, str):
+            u.device = (dev.value, dev.lineno)
+        uses.append(u)
+        if isinstance(node.func, ast.Attribute) and qual in NAMES:
+            uses.append(Use("name", qual, rel, node.lineno, text(node)))
+
+
+# ---- the check --------------------------------------------------------------------------
+@check("torch-api-mismatch",
+       title="Calls into torch with keywords, names or device types the target torch lacks",
+       severity="error", tags=("torch", "api", "fsdp", "amp", "dataloader"), needs=("repo",),
+       timeout=90)
+def torch_api_mismatch(job: Job) -> Iterator[Finding]:
+    """The code calls torch with a keyword, name or autocast device type its torch rejects.
+
+    Reads the repo's Python (never imports it) for calls of FSDP2's `fully_shard`,
+    `torch.autocast` / `torch.amp.autocast`, `DataLoader`, `torch.load` and
+    `init_process_group`, and for imports of `fully_shard`, resolved only through the
+    imports the doctor can see (`from torch.distributed.fsdp import fully_shard`,
+    `import torch.distributed._composable.fsdp as F`, `torch.autocast`, ...). A name
+    bound to something else too, a `**kwargs` spread, a call under
+    `try/except TypeError` or under `if <torch version test>` is left alone. The
+    target torch is `--torch-version` (or the `torch_version` setting), else the
+    installed one. When the target is the installed torch and the run may import it
+    (not `--static`), the signatures come from it, read with `inspect.signature` in
+    a child process; otherwise from a table shipped with the doctor (torch 1.12–2.14,
+    read from the released wheels' sources). Each finding says which torch and which
+    source.
+
+    ## Why it matters
+    The call raises at run time, after the queue wait, the data loading and the
+    model build, on every rank: `TypeError: fully_shard() got an unexpected keyword
+    argument 'auto_wrap_policy'` (FSDP2 has no wrap policies: that is FSDP1's
+    `FullyShardedDataParallel`), `RuntimeError: User specified an unsupported autocast
+    device_type 'hip'` (ROCm builds of torch use `"cuda"`), a `DataLoader(in_order=...)`
+    on torch < 2.6, `init_process_group(device_id=...)` on torch < 2.3,
+    `torch.load(weights_only=...)` on torch < 1.13, or
+    `from torch.distributed.fsdp import fully_shard` on torch < 2.6 (ImportError).
+
+    ## How to fix
+    For FSDP2, call `fully_shard` on each block and then on the root module
+    instead of passing a wrap policy. Use `torch.autocast("cuda", ...)` on ROCm.
+    Otherwise drop the keyword, or run a torch that has it: the finding names the
+    first release that does.
+    """
+    uses = repo_uses(job)
+    if not uses:
+        raise Skip("the code calls none of the covered torch APIs (fully_shard, autocast, "
+                   "DataLoader, torch.load, init_process_group) in a form the doctor resolves")
+    version = job.torch_version
+    release = parse_version(version)
+    if release is None:
+        raise Skip("the target torch version is unknown: no torch is installed here; pass "
+                   "--torch-version (or set torch_version)")
+    api = _api_for(job, release, uses)
+    if api is None:
+        raise Skip(f"torch {version} is outside the doctor's table ({TABLE_SPAN}) and is not "
+                   "the installed torch it could read; run the doctor where that torch is "
+                   "installed")
+    for u in uses:
+        yield from _judge(u, api, str(version))
+
+
+def _api_for(job: Job, release: tuple, uses: list) -> Optional[dict]:
+    installed = job.fact("torch_installed")   # package metadata: no import
+    if not job.static and installed and parse_version(installed) == release:
+        api = installed_api(sorted({u.device[0] for u in uses if u.device}))
+        if "error" not in api:
+            return dict(api, source="installed",
+                        where=f"signature read from the installed torch {api['version']} "
+                              "with inspect.signature")
+        job.record_fact("torch_api_installed_unread", api["error"])
+    table = table_api(release)
+    if table is None:
+        return None
+    return dict(table, source="table",
+                where="signature from the doctor's table for torch %d.%d" % release)
+
+
+def _since(key: str, keyword: str) -> Optional[str]:
+    rows = [first for first, _last, kw, _v in SIGNATURES[key] if keyword in kw]
+    return "%d.%d" % min(rows) if rows else None
+
+
+def _device_rejected(api: dict, dev: str) -> Optional[str]:
+    """Why torch.autocast(dev) raises on the target torch; None when it does not or unknown."""
+    if api["source"] == "installed":
+        return api["device_types"].get(dev)
+    table = api.get("device_types")
+    if table is None:
+        return None
+    if table["valid"] is not None and dev not in table["valid"]:
+        return "RuntimeError: User specified autocast device_type must be 'cuda' or 'cpu'"
+    if table["rejected"] and dev in table["rejected"]:
+        return f"RuntimeError: User specified an unsupported autocast device_type '{dev}'"
+    return None
+
+
+def _judge(u: Use, api: dict, version: str) -> Iterator[Finding]:
+    base = {"torch_version": version, "signature_from": api["source"], "call": u.qual}
+    where = api["where"]
+    if u.key == "name":
+        if api["names"].get(u.qual) is False:
+            since = "%d.%d" % NAMES[u.qual]
+            yield Finding(
+                f"{u.file}:{u.line} {u.text}: torch {version} has no {u.qual} (it appeared in "
+                f"torch {since}): ImportError/AttributeError when this line runs ({where})",
+                location=Location(u.file, u.line),
+                fix=f"Run torch ≥ {since}, or import it from where torch {version} has it "
+                    "(FSDP2: torch.distributed._composable.fsdp on 2.3–2.5).",
+                data=dict(base, rule="name", name=u.qual, since=since))
+        return
+    sig = api["functions"].get(u.key)
+    for kw, line in u.keywords.items() if sig else ():
+        if kw in sig["keywords"] or (sig["var_keyword"] and not (
+                u.key == "load" and kw in LOAD_OWN and not u.has_pickle_module)):
+            continue
+        yield _keyword_finding(u, kw, line, sig, version, where, base)
+    if u.device and (why := _device_rejected(api, u.device[0])):
+        dev, line = u.device
+        yield Finding(
+            f"{u.file}:{line} {u.text}: torch {version} rejects autocast device_type "
+            f"{dev!r} ({why})" + (": ROCm builds of torch use 'cuda'" if dev == "hip" else "")
+            + f" ({where})",
+            location=Location(u.file, line),
+            fix='Use torch.autocast("cuda", ...): on ROCm the HIP device is torch\'s "cuda".'
+                if dev == "hip" else "Use a device type this torch supports (cuda, cpu, ...).",
+            data=dict(base, rule="device-type", function=CANONICAL["autocast"],
+                      device_type=dev, error=why))
+
+
+def _keyword_finding(u: Use, kw: str, line: int, sig: dict, version: str, where: str,
+                     base: dict) -> Finding:
+    since = _since(u.key, kw)
+    fsdp1 = u.key == "fully_shard" and kw in FSDP1_ONLY
+    err = ("TypeError from pickle's Unpickler, which receives torch.load's unknown keywords"
+           if u.key == "load" else "TypeError: unexpected keyword argument")
+    msg = (f"{u.file}:{line} {u.text}: torch {version}'s {u.qual} has no keyword "
+           f"{kw!r} ({err})")
+    if fsdp1:
+        msg += f"; {kw} belongs to FSDP1's FullyShardedDataParallel, FSDP2 takes no wrap policy"
+    elif since:
+        msg += f"; it appeared in torch {since}"
+    if fsdp1:
+        fix = ("FSDP2 wraps bottom-up: call fully_shard(block, ...) on each block, then "
+               "fully_shard(model, ...) on the root; pass mesh / mp_policy / offload_policy "
+               "instead of FSDP1's options.")
+    elif since:
+        fix = f"Remove {kw}= or run torch ≥ {since}."
+    else:
+        fix = f"Remove {kw}=; torch {version} accepts: {', '.join(sig['keywords'])}."
+    return Finding(msg + f" ({where})", location=Location(u.file, line), fix=fix,
+                   data=dict(base, rule="keyword", function=CANONICAL[u.key], keyword=kw,
+                             since=since, accepted=list(sig["keywords"])))
