@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
-from doctor.job.sources import python_trees
+from doctor.job.sources import dotted, python_trees
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
@@ -36,15 +36,6 @@ FIX = ("Call every collective on every rank, in the same order, or only on the s
 
 def is_collective(name: str) -> bool:
     return name in COLLECTIVES or name.startswith(PREFIXES)
-
-
-def dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else ""
-    return ""
 
 
 def last_name(node: ast.AST) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
+from doctor.job.sources import dotted
 from doctor.job.context import Job
 from doctor.job.sources import python_trees
 from doctor.job.versions import parse_version
@@ -167,12 +168,7 @@ _SAFE_HANDLERS = {"ImportError", "ModuleNotFoundError", "TypeError", "AttributeE
 
 
 def _dotted(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        head = _dotted(node.value)
-        return f"{head}.{node.attr}" if head else None
-    return None
+    return dotted(node) or None
 
 
 def _bindings(tree: ast.AST) -> dict:

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
 
-from doctor.job.sources import python_trees
+from doctor.job.sources import dotted, python_trees
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -196,21 +196,12 @@ class _Scope:
         return None, None
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else ""
-    return ""
-
-
 def _const_str(node: Optional[ast.AST]) -> Optional[str]:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
 
 
 def _is_environ(node: ast.AST) -> bool:
-    return _dotted(node) in ("os.environ", "environ")
+    return dotted(node) in ("os.environ", "environ")
 
 
 def environ_key(node: ast.AST) -> Optional[str]:
@@ -222,7 +213,7 @@ def environ_key(node: ast.AST) -> Optional[str]:
 def _env_call(node: ast.Call) -> Optional[str]:
     """get | getenv | setdefault | putenv when this call reads or writes os.environ."""
     f = node.func
-    name = _dotted(f)
+    name = dotted(f)
     if name in ("os.getenv", "getenv", "os.putenv", "putenv"):
         return name.rsplit(".", 1)[-1]
     if isinstance(f, ast.Attribute) and _is_environ(f.value) and f.attr in ("get", "setdefault"):
@@ -352,13 +343,13 @@ class _Module:
                     self.out["env_reads"].add(name)
 
     def _decorator(self, d: ast.expr, conds: tuple) -> None:
-        if _dotted(d) == "torch.compile":   # bare @torch.compile: compile, default options
+        if dotted(d) == "torch.compile":   # bare @torch.compile: compile, default options
             self.out["compiles"].append(CompileCall(self.rel, d.lineno, "@torch.compile",
                                                     None, None, None, bool(conds)))
 
     # -- the calls
     def _call(self, call: ast.Call, scope: _Scope, conds: tuple) -> None:
-        fn = _dotted(call.func)
+        fn = dotted(call.func)
         last = fn.rsplit(".", 1)[-1]
         kind = _env_call(call)
         first = _const_str(call.args[0]) if call.args else None
@@ -384,7 +375,7 @@ class _Module:
                 kw.get("fullgraph"), bool(conds)))
 
     def _is_loader(self, func: ast.AST) -> bool:
-        name = _dotted(func)
+        name = dotted(func)
         if name in self.torch_names:
             return True
         prefix, _, last = name.rpartition(".")
@@ -484,7 +475,7 @@ class _Eval:
         return _retext(got, f"{node.id} = {got.text}", node.lineno)
 
     def _callvalue(self, node: ast.Call, depth: int) -> CodeValue:
-        fn = _dotted(node.func)
+        fn = dotted(node.func)
         env = _env_call(node)
         if env in ("get", "getenv") and node.args and _const_str(node.args[0]):
             default = node.args[1] if len(node.args) > 1 else None
@@ -525,7 +516,7 @@ class _Eval:
                         zero=_pick(self.value(neg, depth + 1), False))
 
     def _is_workers(self, node: ast.AST) -> bool:
-        name = _dotted(node).rsplit(".", 1)[-1].lower()
+        name = dotted(node).rsplit(".", 1)[-1].lower()
         return "worker" in name or (self.workers is not None and ast.dump(node) == self.workers)
 
     def _guard(self, test: Optional[ast.expr]) -> int:
@@ -556,7 +547,7 @@ class _Eval:
             if scope is not None and expr is not None and node.id not in scope.params:
                 return _retext(_Eval(self.m, scope, None).seconds(expr, depth + 1),
                                f"{node.id} = {ast.unparse(expr)}", node.lineno)
-        if not (isinstance(node, ast.Call) and _dotted(node.func).endswith("timedelta")):
+        if not (isinstance(node, ast.Call) and dotted(node.func).endswith("timedelta")):
             return _as_number(self.value(node, depth + 1))
         parts = [(self.value(a, depth + 1), s) for a, s in zip(node.args, (86400, 1, 1e-6))]
         parts += [(self.value(k.value, depth + 1), _SECONDS.get(k.arg or "", 0))
@@ -586,7 +577,7 @@ class _Eval:
             if any(k is None or _const_str(k) is None for k in node.keys):
                 return None
             return {str(_const_str(k)): self.value(v) for k, v in zip(node.keys, node.values)}
-        if isinstance(node, ast.Call) and _dotted(node.func) == "dict" and not node.args and \
+        if isinstance(node, ast.Call) and dotted(node.func) == "dict" and not node.args and \
                 all(k.arg for k in node.keywords):
             return {str(k.arg): self.value(k.value) for k in node.keywords}
         return None
@@ -626,13 +617,13 @@ def _config_get(node: ast.Call) -> tuple:
     if isinstance(f, ast.Attribute) and f.attr == "get" and node.args and \
             not _is_environ(f.value) and _const_str(node.args[0]) and len(node.args) <= 2:
         return _const_str(node.args[0]), (node.args[1] if len(node.args) > 1 else None)
-    if _dotted(f) == "getattr" and len(node.args) == 3 and _const_str(node.args[1]):
+    if dotted(f) == "getattr" and len(node.args) == 3 and _const_str(node.args[1]):
         return _const_str(node.args[1]), node.args[2]
     return None, None
 
 
 def _attribute_why(node: ast.Attribute) -> str:
-    words = _dotted(node).lower()
+    words = dotted(node).lower()
     if any(w in words for w in ("cfg", "conf", "args", "hparams", "opt", "params", "setting")):
         return "a config attribute the doctor cannot follow"
     return "an attribute the doctor cannot follow"
@@ -700,7 +691,7 @@ def _entry_env(tree: ast.Module, rel: str) -> dict:
         if _imports_torch(st):
             torch = True
         elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
-                _dotted(st.value.func) in local_funcs:
+                dotted(st.value.func) in local_funcs:
             break   # main() at the top level: training runs here
         _record_env(st, rel, not torch, out)
     return out
@@ -716,12 +707,12 @@ def _is_main_block(st: ast.stmt) -> bool:
     if not isinstance(st, ast.If) or not isinstance(st.test, ast.Compare):
         return False
     parts = [st.test.left, *st.test.comparators]
-    return any(_dotted(p) == "__name__" for p in parts) and \
+    return any(dotted(p) == "__name__" for p in parts) and \
         any(_const_str(p) == "__main__" for p in parts)
 
 
 def _calls_other_than_env(st: ast.stmt) -> bool:
-    return any(isinstance(n, ast.Call) and not _env_call(n) and _dotted(n.func) not in _CONVERT
+    return any(isinstance(n, ast.Call) and not _env_call(n) and dotted(n.func) not in _CONVERT
                for n in ast.walk(st))
 
 
@@ -748,7 +739,7 @@ def _env_writes(st: ast.stmt) -> Iterator[tuple]:
 
 def _env_text(node: ast.expr) -> Optional[str]:
     """The string a write stores: "1", str(1), a number; None when not a constant."""
-    if isinstance(node, ast.Call) and _dotted(node.func) == "str" and len(node.args) == 1:
+    if isinstance(node, ast.Call) and dotted(node.func) == "str" and len(node.args) == 1:
         node = node.args[0]
     if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float)) and \
             not isinstance(node.value, bool):

@@ -26,3 +26,14 @@ def python_trees(job) -> list:
     def parse_all() -> list:
         return [(p, t) for p in python_sources(job) if (t := _parse(p)) is not None]
     return job.memo("python_trees", parse_all)
+
+
+def dotted(node: ast.AST) -> str:
+    """`torch.distributed.barrier` for that attribute chain; "" when its head is not a
+    name (a call, a subscript): one reading of call names for every code reader."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""

@@ -23,7 +23,7 @@ from doctor.errors import InputError
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.hydra import compose
 from doctor.job.overrides import ParsedArgs, Unknown, apply_cli, parse_overrides
-from doctor.job.sources import python_trees
+from doctor.job.sources import dotted, python_trees
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")   # LightningCLI's
 
@@ -105,19 +105,7 @@ def _hydra_main(job: Any, entry: Path) -> Optional[tuple]:
     """(config_path, config_name) of the entry's @hydra.main, when both are constants."""
     rel = job.rel(entry)
     tree = next((t for p, t in python_trees(job) if job.rel(p) == rel), None)
-    for node in ast.walk(tree) if tree is not None else ():
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        for dec in node.decorator_list:
-            if isinstance(dec, ast.Call) and _name(dec.func).endswith("hydra.main") or \
-                    isinstance(dec, ast.Call) and _name(dec.func) == "main" and \
-                    any(k.arg == "config_name" for k in dec.keywords):
-                kw = {k.arg: k.value for k in dec.keywords}
-                path, name = kw.get("config_path"), kw.get("config_name")
-                if isinstance(name, ast.Constant) and isinstance(name.value, str):
-                    p = path.value if isinstance(path, ast.Constant) else None
-                    return (p if isinstance(p, str) else None), name.value
-    return None
+    return _hydra_main_of(tree) if tree is not None else None
 
 
 def _hydra_main_of(tree: ast.AST) -> Optional[tuple]:
@@ -125,7 +113,9 @@ def _hydra_main_of(tree: ast.AST) -> Optional[tuple]:
     for node in getattr(tree, "body", ()):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for dec in node.decorator_list:
-                if isinstance(dec, ast.Call) and _name(dec.func).endswith("hydra.main"):
+                if isinstance(dec, ast.Call) and (dotted(dec.func).endswith("hydra.main") or (
+                        dotted(dec.func) == "main"   # `from hydra import main`
+                        and any(k.arg == "config_name" for k in dec.keywords))):
                     kw = {k.arg: k.value for k in dec.keywords}
                     path, name = kw.get("config_path"), kw.get("config_name")
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
@@ -145,12 +135,6 @@ def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs) -> N
         return
     out.configs.append(ConfigFile(path=file.resolve(), rel=job.rel(file), data=comp.data))
     out.replaces.append([p.resolve() for p in comp.files] or [file.resolve()])
-
-
-def _name(node: ast.AST) -> str:
-    if isinstance(node, ast.Attribute):
-        return f"{_name(node.value)}.{node.attr}"
-    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
