@@ -32,6 +32,9 @@ def check_markdown(spec: CheckSpec) -> str:
              f"{', '.join(spec.needs) or '—'} | {'yes' if spec.static else 'no'} | "
              f"{'settings' if callable(spec.timeout) else f'{spec.timeout:g}s'} |", "",
              spec.doc, ""]
+    if spec.module:   # where to read it: a newcomer finds the code from the page
+        lines[4:4] = [f"Source: `{spec.module.replace('.', '/')}.py` · fixtures: "
+                      f"`fixtures/{spec.id}/`", ""]
     if spec.options:
         lines += ["## Options", "", "Set in the settings under "
                   f"`options: {{{spec.id}: {{NAME: VALUE}}}}`.", "",

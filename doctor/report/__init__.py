@@ -15,3 +15,12 @@ def render(fmt: str, report) -> str:
         raise ValueError(f"unknown format {fmt!r}")
     module = importlib.import_module(f"doctor.report.{fmt}_format")
     return module.render(report)
+
+
+def where(finding: dict, quote: str = "") -> str:
+    """`path:line: ` of a finding for the text formats ("" when it has no location)."""
+    loc = finding.get("location")
+    if not loc:
+        return ""
+    place = f"{loc['path']}:{loc['line']}" if loc.get("line") else loc["path"]
+    return f"{quote}{place}{quote} " if quote else f"{place}: "

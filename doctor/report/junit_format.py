@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from doctor.report import where
 
 # XML 1.0 cannot carry most control characters, even escaped.
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -16,18 +17,11 @@ def _text(value: object) -> str:
     return _INVALID_XML.sub("?", "" if value is None else str(value))
 
 
-def _where(finding: dict) -> str:
-    loc = finding.get("location")
-    if not loc:
-        return ""
-    return f"{loc['path']}:{loc['line']}: " if loc.get("line") else f"{loc['path']}: "
-
-
 def _details(result: dict) -> str:
     """The body of a <failure>: every finding with its fix and commands."""
     lines = []
     for f in result["findings"]:
-        lines.append(_where(f) + f["message"])
+        lines.append(where(f) + f["message"])
         if f.get("fix"):
             lines.append(f"  fix: {f['fix']}")
         lines += [f"  $ {c}" for c in f.get("commands") or []]

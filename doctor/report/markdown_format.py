@@ -3,6 +3,7 @@
 Fit for a PR comment and for $GITHUB_STEP_SUMMARY (GitHub-flavoured Markdown).
 """
 from __future__ import annotations
+from doctor.report import where
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "error": "💥", "skip": "⏭️"}
 MAX_FINDINGS = 20
@@ -15,13 +16,6 @@ def _cell(text: object) -> str:
 
 def _shown(r: dict) -> str:
     return "warn" if r["status"] == "fail" and r["severity"] != "error" else r["status"]
-
-
-def _where(f: dict) -> str:
-    loc = f.get("location")
-    if not loc:
-        return ""
-    return f"`{loc['path']}:{loc['line']}` " if loc.get("line") else f"`{loc['path']}` "
 
 
 def render(report) -> str:
@@ -53,7 +47,7 @@ def render(report) -> str:
             out += [f"The check could not complete: {r['reason']}", ""]
             continue
         for f in r["findings"][:MAX_FINDINGS]:
-            out.append(f"- {_where(f)}{f['message']}")
+            out.append(f"- {where(f, '`')}{f['message']}")
             if f.get("fix"):
                 out.append(f"  - **Fix:** {f['fix']}")
             if f.get("commands"):

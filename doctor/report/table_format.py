@@ -4,6 +4,7 @@ from __future__ import annotations
 import textwrap
 
 from tabulate import tabulate
+from doctor.report import where
 
 MAX_ROWS_PER_CHECK = 10
 WIDTH = 88
@@ -12,13 +13,6 @@ COLORS = {"pass": "32", "fail": "31", "error": "35", "skip": "2", "warn": "33"}
 
 def _paint(text: str, status: str, color: bool) -> str:
     return f"\033[{COLORS[status]}m{text}\033[0m" if color and status in COLORS else text
-
-
-def _where(finding: dict) -> str:
-    loc = finding.get("location")
-    if not loc:
-        return ""
-    return f"{loc['path']}:{loc['line']}: " if loc.get("line") else f"{loc['path']}: "
 
 
 def render(report, color: bool = False) -> str:
@@ -34,7 +28,7 @@ def render(report, color: bool = False) -> str:
             for i, f in enumerate(findings[:MAX_ROWS_PER_CHECK]):
                 rows.append([label if i == 0 else "", r["id"] if i == 0 else "",
                              r["severity"] if i == 0 else "",
-                             textwrap.fill(_where(f) + f["message"], WIDTH)])
+                             textwrap.fill(where(f) + f["message"], WIDTH)])
             if len(findings) > MAX_ROWS_PER_CHECK:
                 rows.append(["", "", "", f"… and {len(findings) - MAX_ROWS_PER_CHECK} more "
                              "(the JSON report lists them all)"])
