@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.env import followed_env
-from doctor.job.launch import entry_dir, launch, resolvable, scripts_or_none, workdir
+from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.sources import python_trees
 from doctor.proc import run_cmd
 
@@ -127,8 +127,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         env, inners = followed_env(job, script)
         scripts = ([script] if script else []) + inners
         cwd, cwd_from = workdir(job, script, scripts)
-        launched = launch(scripts)
-        entry = entry_dir(launched[0] if launched else None, cwd)
+        entry = _entry_dir(job.step(script), cwd)
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
         child_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
         child_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
@@ -164,6 +163,13 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                         fix="Install the repo in editable mode in the job's environment, or "
                             "put the repo's package root first on PYTHONPATH.",
                         commands=("pip install -e .",), data=data, severity=Severity.WARNING)
+
+
+def _entry_dir(step, cwd: Path) -> Path:
+    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
+    if step.entry is None or step.entry_is_module:
+        return cwd
+    return Path(step.entry).parent if os.path.isabs(step.entry) else (cwd / step.entry).parent
 
 
 def _unknown_links(job: Job, script, scripts: list) -> list:

@@ -33,18 +33,6 @@ FILE_EXTS = set(SUFFIXES) | {".txt", ".json", ".jsonl", ".yaml", ".yml", ".csv",
                              ".db", ".onnx", ".vocab", ".tfrecord", ".feather", ".mat"}
 LOCAL_DEFAULT = ("/tmp", "/var/tmp", "/dev/shm")
 SPECIAL = {"last", "best", "hpc", "none", "null", "registry", "auto"}  # Lightning's ckpt_path
-LOADS = {"torch.load": 0, "np.load": 0, "numpy.load": 0}
-WRITES = {"torch.save": 1, "np.save": 0, "numpy.save": 0, "np.savez": 0, "numpy.savez": 0,
-          "np.savez_compressed": 0, "numpy.savez_compressed": 0}
-EXISTS_FUNCS = {"exists", "isfile", "isdir", "lexists"}
-EXISTS_METHODS = {"exists", "is_file", "is_dir"}
-MISSING_EXC = {"FileNotFoundError", "OSError", "IOError", "EnvironmentError", "Exception",
-               "BaseException"}
-QUIET = {"print", "warn", "warning", "info", "debug", "error", "exception", "log", "critical",
-         "write", "flush", "format", "str", "repr", "len", "isinstance", "time", "perf_counter"}
-WRAPPERS = {"Path", "PurePath", "PosixPath", "str", "fspath", "expanduser", "expandvars",
-            "abspath", "realpath", "normpath"}
-MAX_HOPS = 2   # constant → parameter → parameter → load (seed 000: a constructor, a helper)
 _INTERP = re.compile(r"\$\{([^{}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 

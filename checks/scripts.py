@@ -6,7 +6,6 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
-from doctor.job.env import inner_scripts
 
 
 def first_crlf_line(path: Path) -> Optional[int]:
@@ -50,8 +49,9 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
     ran_by: dict = {}
     for script in job.scripts:
         ran_by.setdefault(script.path, None)
-        for inner in inner_scripts(job, script):
-            ran_by.setdefault(inner, script.rel)
+        for step in job.steps(script):   # the scripts its steps run (doctor/job/steps.py)
+            for inner in step.scripts:
+                ran_by.setdefault(inner.path, script.rel)
     for path in job.repo_files(SHELL_SUFFIXES):
         ran_by.setdefault(path, None)
     if not ran_by:

@@ -8,9 +8,8 @@ from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
-from doctor.job.sources import dotted
+from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.context import Job
-from doctor.job.sources import python_trees
 from doctor.job.versions import parse_version
 from doctor.proc import run_cmd
 
@@ -222,7 +221,7 @@ def _guarded_part(node: ast.AST) -> list:
 def repo_uses(job: Job) -> list:
     """Every unguarded use of a covered torch function or name in the repo's Python."""
     uses: list = []
-    for path, tree in python_trees(job):
+    for path, tree in trees_mentioning(job, b"torch"):   # it resolves only torch imports
         rel = job.rel(path)
         binds = _bindings(tree)
         _walk(tree, False, binds, rel, uses)

@@ -8,7 +8,7 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
-from doctor.job.sources import python_trees
+from doctor.job.sources import trees_mentioning
 
 QUIET_MODES = ("offline", "disabled", "dryrun")
 
@@ -17,7 +17,7 @@ def wandb_usage(job: Job) -> tuple:
     """((file, line) of the first wandb import or None, whether every init is quiet)."""
     first = None
     quiet_inits, inits = 0, 0
-    for path, tree in python_trees(job):
+    for path, tree in trees_mentioning(job, b"wandb", b"Wandb"):
         for node in ast.walk(tree):
             mods = []
             if isinstance(node, ast.Import):

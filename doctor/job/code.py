@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-from doctor.job.sources import dotted, python_trees
+from doctor.job.sources import dotted, tree_of, trees_mentioning
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -23,6 +24,9 @@ POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers"
               "multiprocessing_context", "generator")
 LOADER_PREFIXES = ("torch.utils.data", "utils.data", "data", "torch.utils.data.dataloader",
                    "dataloader")
+# A module reads none of this unless its text names one of these (the byte pre-filter).
+MENTIONS = (b"DataLoader", b"init_process_group", b"compile", b"environ", b"getenv",
+            b"putenv", b"_PG_TIMEOUT", b"pg_timeout", b"pg_nccl_timeout")
 PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_nccl_timeout")
 DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "other": 1800.0}  # torch 2.x defaults
 # Importing any of these imports torch: an env var set after them is set after torch.
@@ -165,7 +169,7 @@ def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
 def _scan_repo(job: Any, env: dict) -> CodeSettings:
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
-    for path, tree in python_trees(job):
+    for path, tree in trees_mentioning(job, *MENTIONS):
         found = _Module(tree, job.rel(path), env).scan()
         for k in parts:
             parts[k] += found[k]
@@ -669,8 +673,8 @@ def entry_env(job: Any, path: Any) -> dict:
     """name → EnvAssign for os.environ assignments at the top of an entry module (and in
     its `if __name__ == "__main__":` before the first call), in order, last one wins."""
     rel = job.rel(path)
-    tree = next((t for p, t in python_trees(job) if job.rel(p) == rel), None)
-    if tree is None:
+    tree = tree_of(job, Path(path))
+    if not isinstance(tree, ast.Module):
         return {}
     return job.memo(("entry_env", rel), lambda: _entry_env(tree, rel))
 

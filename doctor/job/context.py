@@ -162,6 +162,11 @@ class Job:
         once per run; unlike facts, it is not part of the report."""
         return self._once(self._memo, key, compute)
 
+    def memoized(self, key: Any) -> Any:
+        """What `memo(key, ...)` already computed, or None (computes nothing)."""
+        with self._lock:
+            return self._memo.get(key)
+
     def record_fact(self, name: str, value: Any) -> None:
         """A check's own observation for the report's `facts` (e.g. smoke timings)."""
         with self._lock:
@@ -189,8 +194,8 @@ class Job:
         for the scripts a check asked about (nothing is computed just for the report)."""
         out: dict = {}
         for script in self.scripts:
-            steps = self._memo.get(("steps", script.rel))
-            platform = self._memo.get(("platform", script.rel))
+            steps = self.memoized(("steps", script.rel))
+            platform = self.memoized(("platform", script.rel))
             if steps is None and platform is None:
                 continue
             entry: dict = {}
@@ -243,7 +248,7 @@ class Job:
         path = self.entry_file(step)
         if path is None:
             return step
-        from doctor.job.code import entry_env   # code.py parses the repo: only when needed
+        from doctor.job.code import entry_env   # (code.py imports this module's users)
 
         for name, a in entry_env(self, path).items():
             if a.how == "setdefault" and name in step.env:

@@ -207,23 +207,6 @@ def _replace(v: EnvValue, **kw: Any) -> EnvValue:
 
 
 # ---- the scripts a job script runs, and their exports --------------------
-def inner_scripts(job, script) -> list:
-    """Repo scripts the job script runs (`bash x.sh`, `source x.sh`, a container's
-    `bash "$CODE_DIR/slurm/inner.sh"`), matched by their path's tail."""
-    if script is None:
-        return []
-    shells = {p: job.rel(p) for p in job.repo_files({".sh", ".bash"})}
-    out = []
-    for cmd in script.commands:
-        for word in cmd.argv[1:]:
-            if not word.endswith((".sh", ".bash")):
-                continue
-            tail = word.split("}")[-1].lstrip("/")
-            for path, rel in shells.items():
-                if path != script.path and rel and (rel == tail or tail.endswith("/" + rel)
-                                                    or rel.endswith("/" + tail) or rel == word):
-                    out.append(path)
-    return list(dict.fromkeys(out))
 
 
 def followed_env(job, script) -> tuple:

@@ -1,13 +1,12 @@
-"""How a job script launches its program: the working directory, the python or
-torchrun line, the entry's sys.path[0], the container it runs in."""
+"""Where and how a job script runs its program, beyond the steps model: the working
+directory, the container command (pyxis and CSCS flags included), the repo's console
+scripts."""
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
 from typing import Optional
-
-_PY = re.compile(r"^(python[0-9.]*|torchrun|accelerate|deepspeed)$")
 
 
 def scripts_or_none(job) -> list:
@@ -37,27 +36,6 @@ def workdir(job, script, scripts: list) -> tuple:
 def _abs(job, p: str) -> Path:
     path = Path(os.path.expanduser(p))
     return path if path.is_absolute() else job.repo / path
-
-
-def launch(scripts: list) -> Optional[tuple]:
-    """(argv, script, line) of the first python/torchrun launch in the scripts."""
-    for s in scripts:
-        for cmd in s.commands:
-            argv = cmd.argv
-            for i, w in enumerate(argv):
-                if _PY.match(os.path.basename(w)):
-                    return argv[i:], s, cmd.line
-    return None
-
-
-def entry_dir(argv: Optional[list], cwd: Path) -> Path:
-    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
-    for w in (argv or [])[1:]:
-        if w in ("-m", "-c"):
-            return cwd
-        if w.endswith(".py"):
-            return (cwd / w).parent if not os.path.isabs(w) else Path(w).parent
-    return cwd
 
 
 CONTAINER_TOOLS = ("singularity", "apptainer")

@@ -14,24 +14,6 @@ from doctor.model import Location
 from doctor.job.context import Job
 from doctor.job.sources import python_trees
 
-SUFFIXES = (".pkl", ".pt", ".pth", ".npz", ".zarr", ".h5")
-KEY_ENDS = ("_path", "_file", "_dir", "_root")
-# Key words of paths the job writes (made when it runs, not needed before it starts).
-OUTPUT_WORDS = {"out", "output", "outputs", "save", "saved", "log", "logs", "logging",
-                "result", "results", "wandb", "tensorboard", "tb", "tmp", "temp", "work",
-                "run", "runs", "exp", "experiment", "dump", "export", "default", "dirpath",
-                "checkpoint", "checkpoints", "ckpt", "ckpts", "cache", "plot", "plots", "fig",
-                "figures", "report", "profile", "trace", "pred", "predictions", "write"}
-# An output word makes a file key an output only for these (a cache *file* is an input).
-FILE_OUTPUT_WORDS = OUTPUT_WORDS - {"cache", "checkpoint", "ckpt"}
-# A bare file name (no directory) counts only with one of these: `gpt2`, `c4` or
-# `model.LitModel` are hub ids, presets and classes.
-FILE_EXTS = set(SUFFIXES) | {".txt", ".json", ".jsonl", ".yaml", ".yml", ".csv", ".tsv", ".npy",
-                             ".bin", ".safetensors", ".ckpt", ".parquet", ".arrow", ".model",
-                             ".tar", ".gz", ".zip", ".nc", ".hdf5", ".pickle", ".idx", ".lmdb",
-                             ".db", ".onnx", ".vocab", ".tfrecord", ".feather", ".mat"}
-LOCAL_DEFAULT = ("/tmp", "/var/tmp", "/dev/shm")
-SPECIAL = {"last", "best", "hpc", "none", "null", "registry", "auto"}  # Lightning's ckpt_path
 LOADS = {"torch.load": 0, "np.load": 0, "numpy.load": 0}
 WRITES = {"torch.save": 1, "np.save": 0, "numpy.save": 0, "np.savez": 0, "numpy.savez": 0,
           "np.savez_compressed": 0, "numpy.savez_compressed": 0}
@@ -44,7 +26,6 @@ QUIET = {"print", "warn", "warning", "info", "debug", "error", "exception", "log
 WRAPPERS = {"Path", "PurePath", "PosixPath", "str", "fspath", "expanduser", "expandvars",
             "abspath", "realpath", "normpath"}
 MAX_HOPS = 2   # constant → parameter → parameter → load (seed 000: a constructor, a helper)
-_INTERP = re.compile(r"\$\{([^{}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass

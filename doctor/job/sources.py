@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -26,6 +27,38 @@ def python_trees(job) -> list:
     def parse_all() -> list:
         return [(p, t) for p in python_sources(job) if (t := _parse(p)) is not None]
     return job.memo("python_trees", parse_all)
+
+
+def tree_of(job, path: Path) -> Optional[ast.AST]:
+    """One file's AST: from the run's parse of the whole repo when a check already made it,
+    else that file alone (a check that needs one entry module does not pay for all)."""
+    path = Path(os.path.normpath(path))
+    trees = job.memoized("python_trees")
+    if trees is not None:
+        return next((t for p, t in trees if Path(os.path.normpath(p)) == path), None)
+    return job.memo(("python_tree", str(path)), lambda: _parse(path))
+
+
+def trees_mentioning(job, *needles: bytes) -> list:
+    """[(path, AST)] of the sources whose text contains one of `needles`: a byte search
+    first, so a reader that only cares about (say) `wandb` neither parses nor walks the
+    rest of a large repo (the parse is shared when the whole repo was parsed anyway)."""
+    def find() -> list:
+        parsed = job.memoized("python_trees")
+        by_path = {os.path.normpath(p): t for p, t in parsed} if parsed is not None else None
+        out = []
+        for p in python_sources(job):
+            try:
+                text = p.read_bytes()
+            except OSError:
+                continue
+            if not any(n in text for n in needles):
+                continue
+            t = by_path.get(os.path.normpath(p)) if by_path is not None else tree_of(job, p)
+            if t is not None:
+                out.append((p, t))
+        return out
+    return job.memo(("trees_mentioning", needles), find)
 
 
 def dotted(node: ast.AST) -> str:

@@ -23,7 +23,7 @@ from doctor.errors import InputError
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.hydra import compose
 from doctor.job.overrides import ParsedArgs, Unknown, apply_cli, parse_overrides
-from doctor.job.sources import dotted, python_trees
+from doctor.job.sources import dotted, tree_of, trees_mentioning
 
 SUBCOMMANDS = ("fit", "validate", "test", "predict")   # LightningCLI's
 
@@ -58,7 +58,7 @@ def effective_configs(job: Any, files: list) -> list:
         entry = job.entry_file(job.step(script))
         if entry is not None:
             entries.add(job.rel(entry))
-    for path, tree in python_trees(job):   # @hydra.main entries no job script reaches
+    for path, tree in trees_mentioning(job, b"hydra"):   # @hydra.main no job script reaches
         main = _hydra_main_of(tree) if job.rel(path) not in entries else None
         if main is not None:
             out = StepConfigs()
@@ -103,8 +103,7 @@ def _hydra_target(job: Any, parsed: ParsedArgs, entry: Optional[Path],
 
 def _hydra_main(job: Any, entry: Path) -> Optional[tuple]:
     """(config_path, config_name) of the entry's @hydra.main, when both are constants."""
-    rel = job.rel(entry)
-    tree = next((t for p, t in python_trees(job) if job.rel(p) == rel), None)
+    tree = tree_of(job, entry)
     return _hydra_main_of(tree) if tree is not None else None
 
 

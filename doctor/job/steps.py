@@ -440,7 +440,7 @@ def _by_tail(ctx: _Ctx, tail: str) -> Optional[Path]:
 
 
 def _repo_file(ctx: _Ctx, word: str) -> bool:
-    return _resolve_path(ctx, word) is not None or (ctx.job.repo / word).is_file()
+    return _resolve_path(ctx, word) is not None   # (it looks under the repo too)
 
 
 # ---- launchers -----------------------------------------------------------
