@@ -2,19 +2,22 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Iterator, Optional
 
+from doctor import fs
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
 from doctor.job.launch import workdir
+from doctor.job.shell import command_argv
 
 
 def script_core_limit(script) -> Optional[tuple]:
     """(value, line) of the last `ulimit -c N` / `ulimit -Sc unlimited` in the script."""
     found = None
     for cmd in script.commands:
-        argv = cmd.argv
-        if argv[0] != "ulimit":
+        argv = command_argv(cmd.argv, builtin=True)   # `then ulimit ...` too
+        if not argv or argv[0] != "ulimit":
             continue
         for i, w in enumerate(argv[1:-1], 1):
             if re.fullmatch(r"-[SH]*c[SH]*", w):
@@ -80,10 +83,9 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
         cwd, cwd_from = workdir(job, script, [script] if script else [])
         target = cwd / pattern if not pattern.startswith("/") else None
         if target is None:
-            from pathlib import Path
             target = Path(pattern)
         try:
-            rel_dir = target.parent.resolve().relative_to(job.repo)
+            rel_dir = Path(fs.realpath(target.parent)).relative_to(job.repo)
         except ValueError:
             continue   # cores go outside the repo
         name = str(rel_dir / core_name(pattern, cp.get("uses_pid")))

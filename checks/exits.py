@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Optional
 
+from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.sources import python_trees
@@ -67,10 +68,10 @@ def is_main_block(st: ast.stmt) -> bool:
 def launched_modules(job: Job) -> list:
     """The entry module of each launched training step (no job script: every module with
     a `__main__` block), then the repo modules each one imports (one level)."""
-    trees = {p.resolve(): (p, t) for p, t in python_trees(job)}
+    trees = {fs.realpath(p): (p, t) for p, t in python_trees(job)}
 
     def module(path: Path) -> Optional[Module]:
-        hit = trees.get(path.resolve())
+        hit = trees.get(fs.realpath(path))
         if hit is None:
             return None
         text = hit[0].read_text(errors="replace").splitlines()
@@ -156,7 +157,7 @@ def _find(bases: list, parts: list) -> list:
     for base in bases:
         stem = base.joinpath(*parts)
         for p in (stem.with_suffix(".py"), stem / "__init__.py"):
-            if p.is_file():
+            if fs.is_file(p):
                 return [p]
     return []
 
@@ -407,7 +408,7 @@ def module_reach(job: Job, mod: Module) -> set:
             _, used = reached(entry.tree, _refs(_top_level(entry.tree)) |
                               module_reach(job, entry))
             for path, local, name in imported_paths(job, entry):
-                if path.resolve() != mod.path.resolve():
+                if fs.realpath(path) != fs.realpath(mod.path):
                     continue
                 if name is not None and local in used:
                     roots.add(name)

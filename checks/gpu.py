@@ -152,8 +152,7 @@ def expected_gpus(job: Job) -> tuple:
             best = (got[0], script, got[1])
     if best is not None:
         n, script, d = best
-        return (n, f"{script.rel}:{d.line} --{d.key}={d.value}",
-                Location(script.rel, d.line))
+        return n, script.where(d), Location(script.rel, d.line or None)
     site = job.site.get("gpus_per_node")
     if isinstance(site, int):
         return site, f"site gpus_per_node: {site}", None

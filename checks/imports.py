@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import resolvable, scripts_or_none, workdir
+from doctor.job.shell import command_argv
 from doctor.job.sources import python_trees
 from doctor.proc import run_cmd
 
@@ -25,7 +27,7 @@ def repo_packages(job: Job) -> dict:
     except ImportError:  # Python < 3.11: tomli is a dependency there
         import tomli as tomllib  # type: ignore[no-redef]
     pyproject = job.repo / "pyproject.toml"
-    if pyproject.is_file():
+    if fs.is_file(pyproject, job.unreadable):
         try:
             data = tomllib.loads(pyproject.read_text())
             pkg_dir = data.get("tool", {}).get("setuptools", {}).get("package-dir", {})
@@ -35,9 +37,9 @@ def repo_packages(job: Job) -> dict:
             pass
     out: dict = {}
     for root in roots:
-        if root.is_dir():
-            for d in sorted(root.iterdir()):
-                if (d / "__init__.py").is_file() and d.name.isidentifier() \
+        if fs.is_dir(root, job.unreadable):
+            for d in fs.entries(root, job.unreadable):
+                if d.name.isidentifier() and fs.is_file(d / "__init__.py", job.unreadable) \
                         and d.name not in ("tests", "test", "docs", "checks_tests"):
                     out.setdefault(d.name, d)
     return out
@@ -59,17 +61,82 @@ def imported_modules(job: Job, tops: set) -> dict:
     return found
 
 
-# Runs in a child with the job's environment. Finds each module without
-# executing any package code: top-level names through the normal finders (no
-# import), submodules through PathFinder on the parent's search locations.
+# Runs in a child with the job's environment, isolated (`-I -S`: no site, no user site,
+# no PYTHON* variables, nothing from the working directory on sys.path), so that nothing
+# of the repo runs: not a `json.py` shadowing the stdlib, not a `sitecustomize.py` on the
+# job's PYTHONPATH, not a package's `__init__.py`. It rebuilds the path the job's Python
+# would have (sys.path[0], PYTHONPATH, the stdlib, the site directories with the path
+# lines of their .pth files and setuptools' editable-install MAPPING, read as data), then
+# finds each module with PathFinder on explicit paths: a dotted name walks the package
+# directories itself instead of importing the parents as importlib.util.find_spec would.
 _CHILD = r"""
-import importlib.machinery, importlib.util, json, sys
+import ast, importlib.machinery as m, json, os, site, sys
 entry, names = sys.argv[1], json.loads(sys.argv[2])
-sys.path[0] = entry
-out = {"sys_path": sys.path, "found": {}}
+env = os.environ
+path = [] if env.get("PYTHONSAFEPATH") else [entry]
+path += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+path += sys.path
+editable = {}
+
+def add_site(d):
+    if not os.path.isdir(d) or d in path:
+        return
+    path.append(d)
+    for pth in sorted(n for n in os.listdir(d) if n.endswith(".pth")):
+        try:
+            lines = open(os.path.join(d, pth), encoding="utf-8").read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            if line.startswith(("import ", "import\t")):   # code: read setuptools' data only
+                mod = line.split()[1].rstrip(";")
+                try:
+                    tree = ast.parse(open(os.path.join(d, mod + ".py")).read())
+                except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                    continue
+                for node in tree.body:
+                    targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+                    if getattr(targets[0], "id", None) == "MAPPING" and node.value is not None:
+                        try:
+                            editable.update(ast.literal_eval(node.value))
+                        except ValueError:
+                            pass
+            elif line.strip() and not line.startswith("#"):
+                p = os.path.join(d, line.rstrip())
+                if os.path.isdir(p) and p not in path:
+                    path.append(p)
+
+venv = sys.prefix != sys.base_prefix
+system_site = True
+if venv:
+    try:
+        cfg = open(os.path.join(sys.prefix, "pyvenv.cfg")).read().lower().replace(" ", "")
+        system_site = "include-system-site-packages=true" in cfg
+    except OSError:
+        pass
+if not env.get("PYTHONNOUSERSITE") and system_site:
+    add_site(site.getusersitepackages())
+for d in site.getsitepackages([sys.prefix] + ([sys.base_prefix] if venv and system_site else [])):
+    add_site(d)
+
+def top_spec(name):
+    for finder in (m.BuiltinImporter, m.FrozenImporter):
+        spec = finder.find_spec(name)
+        if spec is not None:
+            return spec
+    spec = m.PathFinder.find_spec(name, path)
+    d = editable.get(name) if spec is None else None
+    if d and os.path.isfile(os.path.join(d, "__init__.py")):
+        spec = m.ModuleSpec(name, None, origin=os.path.join(d, "__init__.py"), is_package=True)
+        spec.submodule_search_locations = [d]
+    elif d and os.path.isfile(d + ".py"):
+        spec = m.ModuleSpec(name, None, origin=d + ".py")
+    return spec
+
+out = {"sys_path": path, "found": {}}
 for name in names:
     parts = name.split(".")
-    spec = importlib.util.find_spec(parts[0])
+    spec = top_spec(parts[0])
     res = {"origin": None, "missing": parts[0] if spec is None else None,
            "locations": list(spec.submodule_search_locations or []) if spec else []}
     if spec is not None:
@@ -77,7 +144,7 @@ for name in names:
         for i in range(1, len(parts)):
             full = ".".join(parts[:i + 1])
             locs = list(spec.submodule_search_locations or [])
-            sub = importlib.machinery.PathFinder.find_spec(full, locs) if locs else None
+            sub = m.PathFinder.find_spec(full, locs) if locs else None
             if sub is None:
                 res.update(missing=full, locations=locs, origin=None)
                 break
@@ -100,8 +167,11 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     child process that has the job's effective environment (login environment
     + the script's exports, including scripts it runs inside a container) and
     the job's `sys.path[0]` (the launched script's directory, or the working
-    directory for `python -m`). Lookups use `importlib.util.find_spec` and
-    `PathFinder`, which locate modules without running any package code.
+    directory for `python -m`). The child is isolated (`python -I -S`) and only
+    looks files up (`PathFinder` on the path the job's Python would build:
+    PYTHONPATH, the stdlib, the site directories and their `.pth` path lines):
+    nothing of the repo runs, not even a `sitecustomize.py` on PYTHONPATH or a
+    package's `__init__.py`.
 
     ## Why it matters
     A `src/` layout is not importable unless `src` is on PYTHONPATH or the
@@ -131,8 +201,8 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
         child_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
         child_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
-        res = run_cmd([sys.executable, "-c", _CHILD, str(entry), json.dumps(names)],
-                      timeout=30, env=child_env, cwd=str(cwd) if cwd.is_dir() else None)
+        res = run_cmd([sys.executable, "-I", "-S", "-c", _CHILD, str(entry), json.dumps(names)],
+                      timeout=30, env=child_env, cwd=str(cwd) if fs.is_dir(cwd) else None)
         if res.returncode != 0:
             raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
         out = json.loads(res.stdout.strip().splitlines()[-1])
@@ -154,7 +224,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                 yield _missing(job, name, r, packages, pp, unresolved, cwd_from, where,
                                loc, data)
             elif name in packages and r["origin"]:
-                origin = Path(r["origin"]).resolve()
+                origin = Path(fs.realpath(r["origin"]))
                 if not _inside(origin, packages[name]):
                     yield Finding(
                         f"{name} resolves to {origin.parent}, not the repo's "
@@ -190,20 +260,21 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
                    "used this machine's Python)")
     for s in scripts:
         for cmd in s.commands:
-            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and not resolvable(cmd.argv[1]):
-                out.append(f"the job runs from `cd {cmd.argv[1]}` ({s.rel}:{cmd.line}), "
+            argv = command_argv(cmd.argv, builtin=True) or [""]
+            if argv[0] == "cd" and len(argv) > 1 and not resolvable(argv[1]):
+                out.append(f"the job runs from `cd {argv[1]}` ({s.rel}:{cmd.line}), "
                            "which the doctor cannot resolve")
                 break
-            if cmd.argv[0] in ("conda", "mamba", "micromamba") and "activate" in cmd.argv \
-                    or cmd.argv[0] in ("source", ".") and len(cmd.argv) > 1 \
-                    and cmd.argv[1].endswith("/activate"):
+            if argv[0] in ("conda", "mamba", "micromamba") and "activate" in argv \
+                    or argv[0] in ("source", ".") and len(argv) > 1 \
+                    and argv[1].endswith("/activate"):
                 out.append(f"the environment activated at {s.rel}:{cmd.line} has it installed")
     return out
 
 
 def _inside(path: Path, root: Path) -> bool:
     try:
-        path.relative_to(root.resolve())
+        path.relative_to(fs.realpath(root))
         return True
     except ValueError:
         return False

@@ -10,6 +10,7 @@ from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
 from doctor.job.sbatch import SbatchScript
+from doctor.job.shell import command_argv
 
 
 @dataclass
@@ -25,7 +26,7 @@ def ulimit_commands(script: SbatchScript) -> list:
     """Every `ulimit [-S|-H] -n VALUE` in the script, in order (queries are left out)."""
     out = []
     for cmd in script.commands:
-        argv = cmd.argv
+        argv = command_argv(cmd.argv, builtin=True)   # `then ulimit ...` too
         if not argv or argv[0] != "ulimit":
             continue
         flags = "".join(a[1:] for a in argv[1:] if a.startswith("-"))

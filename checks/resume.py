@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.configs import is_unresolved, keypath
 from doctor.job.context import Job
@@ -105,7 +106,7 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
         raise Skip("no resume checkpoint: no config key or argument names one (ckpt_path, "
                    "resume_from_checkpoint, resume*, checkpoint.*) and no --requeue job "
                    "loads a constant auto-resume path")
-    existing = [r for r in refs if r.path.is_file()]
+    existing = [r for r in refs if fs.is_file(r.path, job.unreadable)]
     if not existing:
         raise Skip("the resume checkpoint does not exist here (a fresh start): "
                    + ", ".join(f"{job.rel(r.path)} ({r.origin})" for r in refs[:5]))

@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
-from doctor.job.shell import expand, split_commands, unquote
+from doctor.job.shell import effective_command, expand, split_commands, unquote
 from doctor.scanners.git import repo_for
 from doctor.scanners.rsync import Command, Rule, Unsupported, parse_command, topmost, transfer_list
 
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm"}
-WRAPPERS = {"sudo", "time", "srun", "nice", "command", "exec", "nohup", "env", "ionice"}
 PY_SOURCE = (".py", ".pyi", ".pyx", ".pxd")
 # `*.o`, `*~`: a suffix glob is meant for every depth; its anchored form is never the intent.
 SUFFIX_GLOB = re.compile(r"^\*[^/*?\[\\]*$")
@@ -37,17 +37,17 @@ def _script_texts(job: Job) -> list:
     """[(rel, text)] of the job scripts and the repo's shell scripts and Makefiles."""
     out, seen = [], set()
     for s in job.scripts:
-        seen.add(str(Path(s.path).resolve()))
-        out.append((s.rel, s.text))
+        seen.add(fs.realpath(s.path))
+        if "rsync" in s.text:   # (as for the repo's scripts below: no rsync, nothing to read)
+            out.append((s.rel, s.text))
     for p in job.repo_files(suffixes=SCRIPT_SUFFIXES, names={"Makefile", "makefile",
                                                              "GNUmakefile"}):
-        key = str(Path(p).resolve())
+        key = fs.realpath(p)
         if key in seen:
             continue
         seen.add(key)
-        try:
-            raw = Path(p).read_bytes()
-        except OSError:
+        raw = fs.read_bytes(p, job.unreadable)
+        if raw is None:
             continue
         if b"\0" in raw[:8192] or b"rsync" not in raw:
             continue
@@ -85,16 +85,20 @@ def _invocations(job: Job, rel: str, text: str, notes: list) -> Iterator[Invocat
                 e = expand(value, lookup)
                 variables[name] = e.text if e.resolved else None  # type: ignore[assignment]
             continue
-        argv0 = unquote(words[0])
+        eff = effective_command([unquote(w) for w in words])
+        if eff is None:
+            continue
+        start = eff.start
+        argv0 = unquote(words[start]) if eff.in_this_shell else ""
         if argv0 in ("export", "readonly", "declare", "local"):
-            for w in words[1:]:
+            for w in words[start + 1:]:
                 m = _ASSIGN.match(w)
                 if m:
                     e = expand(m.group(2), lookup)
                     variables[m.group(1)] = e.text if e.resolved else None  # type: ignore
             continue
         if argv0 in ("cd", "pushd") and cwd is not None:
-            target = expand(words[1], lookup) if len(words) > 1 else None
+            target = expand(words[start + 1], lookup) if len(words) > start + 1 else None
             if target is None or not target.resolved:
                 notes.append(f"{rel}:{line}: `cd` to a directory the doctor cannot resolve; "
                              "later relative rsync sources are not checked")
@@ -102,9 +106,6 @@ def _invocations(job: Job, rel: str, text: str, notes: list) -> Iterator[Invocat
             else:
                 cwd = (cwd / os.path.expanduser(target.text)).resolve()
             continue
-        start = 0
-        while start < len(words) - 1 and posixpath.basename(unquote(words[start])) in WRAPPERS:
-            start += 1
         if posixpath.basename(unquote(words[start])) != "rsync":
             continue
         cmd_words = list(words[start:])
@@ -205,8 +206,8 @@ def _local_source(job: Job, inv: Invocation, idx: int, source: str, notes: list)
     if inv.cwd is None and not os.path.isabs(source):
         notes.append(f"{where}: source {source} is relative to an unknown directory")
         return None
-    path = (Path(inv.cwd or "/") / os.path.expanduser(source)).resolve()
-    if not path.is_dir():
+    path = Path(fs.realpath(Path(inv.cwd or "/") / os.path.expanduser(source)))
+    if not fs.is_dir(path):
         return None
     try:
         path.relative_to(job.repo)

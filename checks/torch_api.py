@@ -11,7 +11,7 @@ from doctor import Finding, Location, Skip, check
 from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
-from doctor.proc import run_cmd
+from doctor.proc import NO_CWD_IMPORTS, run_cmd
 
 # ---- the shipped table -----------------------------------------------------------------
 # Read from the Python sources of the PyPI wheels 1.12.1, 1.13.1, 2.0.1, 2.1.2, 2.2.2,
@@ -98,7 +98,7 @@ def table_api(release: tuple) -> Optional[dict]:
 
 
 # ---- the installed torch, read in a child process ---------------------------------------
-CHILD = r"""
+CHILD = NO_CWD_IMPORTS + r"""
 import importlib, inspect, json, sys, warnings
 warnings.simplefilter("ignore")
 want = json.loads(sys.argv[1])

@@ -6,15 +6,18 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 import click
 
 from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
+from doctor.outputs import check_outputs, expand_output_pattern, write_output
+from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError
-from doctor.report import FORMATS
+from doctor.submit import SBATCH_TIMEOUT_S
+from doctor.report import FORMATS, printable
 
 
 def _split(values: tuple) -> list:
@@ -22,43 +25,28 @@ def _split(values: tuple) -> list:
 
 
 def default_repo() -> Path:
-    from doctor.proc import run_cmd
+    from doctor.scanners.git import run_git
 
-    res = run_cmd(["git", "rev-parse", "--show-toplevel"], timeout=10)
+    res = run_git(".", "rev-parse", "--show-toplevel", timeout=10)
     if res.returncode == 0 and res.stdout.strip():
         return Path(res.stdout.strip())
-    return Path.cwd()
+    from doctor import fs
+
+    return fs.cwd()
 
 
-def expand_output_pattern(path: str, env: Optional[Mapping[str, str]] = None) -> str:
-    """`%j` → job id, `%N` → node name, `%%` → %, as in Slurm's output patterns."""
-    env = os.environ if env is None else env
-    import socket
-
-    subs = {"j": env.get("SLURM_JOB_ID", "nojob"),
-            "N": env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0],
-            "%": "%"}
-    out, i = "", 0
-    while i < len(path):
-        if path[i] == "%" and i + 1 < len(path) and path[i + 1] in subs:
-            out += subs[path[i + 1]]
-            i += 2
-        else:
-            out += path[i]
-            i += 1
-    return out
+OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: readers never see "
+               "a part, and a failed write leaves the old file); a path that is an input of "
+               "the run or another output is refused. /dev/stdout and /dev/stderr are the "
+               "doctor's own streams; /dev/null, a terminal or a FIFO with a reader are "
+               "written as they are.")
 
 
-def write_file(path: str, text: str) -> None:
-    p = Path(path)
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    except FileExistsError:  # mkdir met a file where a directory should be
-        above = next(a for a in p.parents if a.exists())
-        raise InputError(f"cannot write {path}: {above} is not a directory") from None
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
+def job_inputs(job) -> list:
+    """The files this run reads that a report must never be written over."""
+    settings = (job.settings.path or "").removesuffix("[tool.doctor]")
+    return ([c.path for c in job.config_files] + [s.path for s in job.scripts]
+            + list(job.caches) + ([settings] if settings else []))
 
 
 def write_stdout(text: str) -> None:
@@ -99,9 +87,10 @@ def cli() -> None:
               "<repo>/pyproject.toml).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="What goes to stdout (or --output).")
-@click.option("--output", help="Write the --format output to this file instead of stdout.")
+@click.option("--output", help="Write the --format output to this file instead of stdout "
+              "(%j: job id, %N: node name). " + OUTPUT_HELP)
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: job id, "
-              "%N: node name).")
+              "%N: node name). " + OUTPUT_HELP)
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
               show_default=True, help="Lowest severity of a failure that makes the exit code 1.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 unless the input is bad (exit 2).")
@@ -126,6 +115,10 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
               caches=caches, settings_file=settings_file, model=model,
               torch_version=torch_version, static=static)
+    json_path = expand_output_pattern(json_file) if json_file else None
+    out_path = expand_output_pattern(output) if output else None
+    check_outputs([(o, p) for o, p in (("--json", json_path), ("--output", out_path)) if p],
+                  job_inputs(job))
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
 
@@ -144,10 +137,10 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                      on_done=progress)
         _end_progress(progress)
     text = render(fmt, report) if fmt != "table" else _table(report, output is None)
-    if json_file:  # first: the job-log copy must not depend on stdout's reader
-        write_file(expand_output_pattern(json_file), render("json", report))
-    if output:
-        write_file(expand_output_pattern(output), text)
+    if json_path:  # first: the job-log copy must not depend on stdout's reader
+        write_output(json_path, render("json", report))
+    if out_path:
+        write_output(out_path, text)
     else:
         write_stdout(text)
     code = report.exit_code()
@@ -261,35 +254,47 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
               show_default=True, help="Lowest severity of a failure that refuses the job.")
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: the new "
-              "job id, %N: this node).")
+              "job id, %N: this node). " + OUTPUT_HELP)
 @click.option("--force", is_flag=True, help="Submit even if checks fail; the report is "
-              "written as # comments at the top of the job's output file.")
+              "appended as # comments to the job's output file, before the job's own output.")
+@click.option("--sbatch-timeout", type=click.FloatRange(1, 3600),
+              default=SBATCH_TIMEOUT_S, show_default=True,
+              help="Seconds sbatch may take; past that it is stopped and the outcome is unknown.")
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED)
 def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Path],
                only: tuple, skip: tuple, smoke: bool, model: Optional[str],
                torch_version: Optional[str], fail_on: str, json_file: Optional[str],
-               force: bool, script: Path, sbatch_args: tuple) -> None:
+               force: bool, script: Path, sbatch_args: tuple,
+               sbatch_timeout: float = SBATCH_TIMEOUT_S) -> None:
     """Check SCRIPT, then submit it: doctor sbatch [OPTIONS] SCRIPT [SBATCH OPTIONS] [-- ARGS].
 
-    SBATCH OPTIONS go to sbatch, ARGS after `--` to the script. The job id is the only
-    thing on stdout; the report goes to stderr. Exit 0: submitted; 1: a check failed
-    (not submitted); 3: a check could not complete (not submitted); 2: bad input, or
-    sbatch itself refused the job.
+    SBATCH OPTIONS go to sbatch, ARGS after `--` to the script. The checks read the job as
+    sbatch will run it: SBATCH OPTIONS override the script's #SBATCH lines, and so do
+    sbatch's SBATCH_* input variables (below the command line). The job id is the only
+    thing on stdout; the report goes to stderr. Exit 0: submitted; 1: a check failed (not
+    submitted); 3: a check could not complete (not submitted); 2: bad input, or sbatch
+    refused the job (not submitted); 4: the outcome is unknown (sbatch printed an id and
+    failed, hung, or was killed): the job may be queued, check `squeue --me` before
+    submitting again.
     """
     from doctor import submit
     from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run
 
-    if not script.is_file():
+    from doctor import fs
+
+    if not fs.is_file(script):
         raise InputError(f"job script not found: {script}")
     args = list(sbatch_args)
     script_args = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
     job = Job(repo if repo is not None else default_repo(), configs=configs,
               sbatch=(str(script),), settings_file=settings_file, model=model,
-              torch_version=torch_version)
+              torch_version=torch_version, submit_args=args)
+    if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
+        check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job))
     progress = _progress()
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
                  fail_on=Severity.parse(fail_on), on_done=progress)
@@ -299,48 +304,86 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     text = table(report, color=sys.stderr.isatty() and not os.environ.get("NO_COLOR"))
     click.echo(text, nl=False, err=True)
     passed = report.status() in ("pass", "warn")
-    job_id = None
-    if passed:
-        job_id = submit.sbatch(str(script), args, script_args)
-    elif force:
-        job_id, log = submit.submit_forced(str(script), args, script_args,
-                                           table(report, color=False))
-        click.echo(f"doctor: submitted anyway (--force); the report is at the top of "
-                   f"{log or 'nothing: the job output path is unknown'}", err=True)
-    else:
-        why = "a check failed" if report.status() == "fail" else "a check could not complete"
-        click.echo(f"doctor: {script} not submitted: {why} (fix it, or --force to submit "
-                   "anyway)", err=True)
+    job_id, unknown = None, None
+    try:
+        if passed:
+            job_id, said = submit.sbatch(str(script), args, script_args, timeout=sbatch_timeout)
+        elif force:
+            job_id, said, log = submit.submit_forced(
+                str(script), args, script_args, table(report, color=False), timeout=sbatch_timeout)
+            where = printable(log) if log else "nothing: the job output path is unknown"
+            click.echo(f"doctor: submitted anyway (--force); the report is appended to {where}",
+                       err=True)
+        else:
+            why = "a check failed" if report.status() == "fail" else "a check could not complete"
+            click.echo(f"doctor: {printable(str(script))} not submitted: {why} (fix it, or "
+                       "--force to submit anyway)", err=True)
+            said = ""
+    except submit.OutcomeUnknown as exc:
+        job_id, unknown, said = exc.job_id, exc, ""
+    if said:
+        click.echo("\n".join(x if x.startswith("sbatch:") else f"sbatch: {x}"
+                           for x in said.splitlines()), err=True)
     if json_file:
-        env = dict(os.environ, SLURM_JOB_ID=job_id) if job_id else None
-        write_file(expand_output_pattern(json_file, env), render("json", report))
+        _write_sbatch_json(json_file, job_id, render("json", report), job_inputs(job),
+                           maybe_queued=job_id is not None or unknown is not None)
+    if unknown is not None:
+        held = " It was submitted held (--force): `scontrol release` it once found." \
+            if force and not passed else ""
+        click.echo(f"doctor: error: the submission's outcome is unknown: {unknown}. "
+                   f"{f'Job {job_id}' if job_id else 'The job'} may be queued: check "
+                   f"`squeue --me` before submitting again.{held}", err=True)
+        if job_id:
+            click.echo(job_id)
+        sys.exit(4)
     if job_id is None:
         sys.exit(report.exit_code())
     click.echo(job_id)
 
 
+def _write_sbatch_json(pattern: str, job_id: Optional[str], text: str, inputs: list,
+                       maybe_queued: bool) -> None:
+    """The --json report; once a job may be queued, a failure to write it is a warning
+    (an error exit would invite a second submission)."""
+    path = expand_output_pattern(pattern, dict(os.environ, SLURM_JOB_ID=job_id)
+                                 if job_id else None)
+    try:
+        check_outputs([("--json", path)], inputs)
+        write_output(path, text)
+    except InputError as exc:
+        if not maybe_queued:
+            raise
+        click.echo(f"doctor: warning: {f'job {job_id}' if job_id else 'the job'} may be "
+                   f"queued, but {exc}", err=True)
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
+    from doctor.report import printable  # a path or value echoed back: no raw control codes
+    from doctor.secrets import mask_text
+
     try:
-        cli.main(args=argv, prog_name="doctor", standalone_mode=False)
+        with stop_on_signals():  # SIGINT, SIGTERM, SIGHUP: clean up, exit 128 + the signal
+            cli.main(args=argv, prog_name="doctor", standalone_mode=False)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("doctor: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(interrupted_exit_code())
     except click.ClickException as exc:
-        click.echo(f"doctor: error: {exc.format_message()}", err=True)
+        click.echo(f"doctor: error: {printable(mask_text(exc.format_message()))}", err=True)
         sys.exit(2)
     except (InputError, RegistryError) as exc:
-        click.echo(f"doctor: error: {exc}", err=True)
+        click.echo(f"doctor: error: {printable(mask_text(str(exc)))}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("doctor: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(interrupted_exit_code())
     except Exception as exc:  # a bug in the doctor itself: still no traceback by default
         if os.environ.get("DOCTOR_DEBUG"):
             raise
-        click.echo(f"doctor: internal error: {type(exc).__name__}: {exc} "
+        click.echo(f"doctor: internal error: {type(exc).__name__}: "
+                   f"{printable(mask_text(str(exc)))} "
                    "(set DOCTOR_DEBUG=1 for the traceback)", err=True)
         sys.exit(3)
     sys.exit(0)

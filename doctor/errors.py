@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import Optional
 
 
 class InputError(Exception):
@@ -15,6 +16,28 @@ class InputError(Exception):
 # Byte-order marks of the UTF-16/32 text that YAML allows (such text holds NUL bytes).
 BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+
+
+def wide_encoding(raw: bytes) -> Optional[str]:
+    """The codec of UTF-16/32 text, by its byte-order mark or, without one, by where its
+    NUL bytes fall (ASCII in UTF-16LE has one after every character); else None."""
+    for bom, enc in BOMS:
+        if raw.startswith(bom):
+            return enc
+    head = raw[:4096]
+    head = head[:len(head) // 4 * 4]
+    if b"\0" not in head:
+        return None
+    if not head[2::4].strip(b"\0") + head[3::4].strip(b"\0") and b"\0" not in head[0::4]:
+        return "utf-32-le"
+    if not head[0::4].strip(b"\0") + head[1::4].strip(b"\0") and b"\0" not in head[3::4]:
+        return "utf-32-be"
+    low, high = head[0::2], head[1::2]
+    if b"\0" not in low and high.count(0) * 2 >= len(high):
+        return "utf-16-le"
+    if b"\0" not in high and low.count(0) * 2 >= len(low):
+        return "utf-16-be"
+    return None
 
 
 def read_input(path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
@@ -36,7 +59,7 @@ def read_input(path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
         raise InputError(f"{path} is a directory, not a {kind}") from None
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in raw[:8192] and not raw.startswith(tuple(bom for bom, _ in BOMS)):
+    if b"\0" in raw[:8192] and wide_encoding(raw) is None:
         raise InputError(f"{path}: binary file, not a {kind}")
     return raw
 

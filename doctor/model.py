@@ -153,3 +153,19 @@ class Report:
         doc.update(self.extra)
         return doc
 
+
+def unreadable_note(doc: dict) -> str:
+    """The text formats' line about `facts.unreadable` ("" when everything was read):
+    entries the run skipped because it could not read them."""
+    seen = (doc.get("facts") or {}).get("unreadable")
+    if not seen:
+        return ""
+    named = ", ".join(f"{_short(e['path'])} ({e['reason']})" for e in seen["examples"])
+    more = ", …" if seen["count"] > len(seen["examples"]) else ""
+    noun = "entry" if seen["count"] == 1 else "entries"
+    return (f"{seen['count']} {noun} could not be read: {named}{more} (skipped; "
+            "facts.unreadable in the JSON report)")
+
+
+def _short(path: str, width: int = 60) -> str:
+    return path if len(path) <= width else f"{path[:20]}…{path[-(width - 21):]}"

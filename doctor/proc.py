@@ -1,13 +1,27 @@
-"""Subprocesses with a deadline: every child the doctor starts is killed with its
-process group when it overruns (a dead NFS mount or a wedged driver must never hang
-the doctor)."""
+"""Subprocesses with a deadline, and the signals that end a run.
+
+Every child the doctor starts is killed with its process group when it overruns
+(a dead NFS mount or a wedged driver must never hang the doctor). SIGINT, SIGTERM
+(scancel, a time limit, a CI timeout) and SIGHUP all stop a run the same way: once,
+with a cleanup that no later signal can cut short, and exit 128 + the signal.
+"""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Optional
+from typing import Iterator, Optional
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+# First line of every `python -c` child that imports torch: `-c` puts the current
+# directory first on sys.path, so a repo's json.py would run when the doctor is started
+# from the repo root. (-I would also drop PYTHONPATH and the user site, where the
+# job's torch may legitimately live.)
+NO_CWD_IMPORTS = "import sys; del sys.path[0]\n"
 
 
 @dataclass
@@ -19,9 +33,90 @@ class CmdResult:
     missing: bool = False
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP arrived: raised once, in the main thread."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+_received: Optional[int] = None  # the signal that stops the run
+_raised = False                  # Interrupted was raised: every later signal is ignored
+_shields = 0                     # the main thread is inside shielded()
+_running: set = set()            # run_cmd's children, killed at once when a signal comes
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    global _received
+    if _received is None:
+        _received = signum
+        for proc in list(_running):
+            if proc.returncode is None:
+                _kill_group(proc)
+    _raise_once()
+
+
+def _raise_once() -> None:
+    global _raised
+    if _received is not None and not _raised and not _shields:
+        _raised = True
+        raise Interrupted(_received)
+
+
+@contextmanager
+def shielded() -> Iterator[None]:
+    """A cleanup no signal can cut short: in the main thread, Interrupted waits until
+    the block has ended. Elsewhere signals never interrupt anyway."""
+    global _shields
+    main = threading.current_thread() is threading.main_thread()
+    _shields += int(main)
+    try:
+        yield
+    finally:
+        _shields -= int(main)
+    if main:
+        _raise_once()
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While inside: SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread,
+    once; later ones are ignored until the process exits (a second Ctrl-C must not cut
+    the cleanup short). A signal ignored when the doctor started (nohup, a background
+    job) stays ignored. Outside the main thread this does nothing."""
+    global _received, _raised
+    _received, _raised = None, False
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig, handler in before.items():
+        if handler != signal.SIG_IGN:
+            signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        if _received is None:  # after a signal the process is on its way out: stay deaf
+            for sig, handler in before.items():
+                signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def stopping() -> bool:
+    """A signal has stopped this run: start nothing new."""
+    return _received is not None
+
+
+def interrupted_exit_code() -> int:
+    """128 + the signal that stopped the run (130 for a Ctrl-C outside stop_on_signals)."""
+    return 128 + (_received or signal.SIGINT)
+
+
 def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
             cwd: Optional[str] = None, input: Optional[str] = None) -> CmdResult:
     """Run a command in its own process group; kill the whole group on timeout."""
+    if stopping():
+        return CmdResult(None, "", "interrupted")
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
@@ -29,6 +124,9 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
+    _running.add(proc)
+    if stopping():  # the signal came while it started
+        _kill_group(proc)
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
         return CmdResult(proc.returncode, out, err)
@@ -40,6 +138,8 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
         _kill_group(proc)
         proc.wait()
         raise
+    finally:
+        _running.discard(proc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -47,4 +147,3 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-

@@ -17,6 +17,7 @@ from doctor.errors import InputError
 from doctor.model import Finding, Report, Result, Severity, Skip, Status
 from doctor.registry import CheckSpec, all_checks
 from doctor.secrets import secret_values
+from doctor.settings import check_option
 
 SMOKE_TAG = "smoke"
 
@@ -64,6 +65,7 @@ def check_settings(job: Job, specs: list) -> None:
                                  + (f" (known: {', '.join(sorted(known))})" if known else
                                     " (this check has no options)"))
             _check_type(check_id, name, value, known[name], s.path)
+            check_option(check_id, name, value, known[name], s.path)
 
 
 def _check_type(check_id: str, name: str, value: Any, default: Any, where: Any) -> None:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import Any, Optional
 
 
 from doctor.errors import InputError
+from doctor.job.versions import TORCH_VERSION_ALLOWED, is_torch_version
 from doctor.model import Severity
 
 # Every accepted key. A nested dict lists the accepted sub-keys; unknown keys
@@ -26,6 +29,54 @@ SCHEMA: dict = {
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
               "world_size": int, "backend": str},
     "waivers": list,
+}
+
+MAX_SECONDS = 86400  # a day: a longer deadline is a mistake (and inf overflows the timers)
+MAX_SMOKE_RANKS = 64  # the smoke's ranks are processes on this one node
+
+
+def _text(v: Any) -> bool:
+    return isinstance(v, str) and v.strip() != ""
+
+
+def is_factory(v: Any) -> bool:
+    return re.fullmatch(r"[^\W\d]\w*(\.[^\W\d]\w*)*:[^\W\d]\w*(\.[^\W\d]\w*)*", v) is not None
+
+
+def _backend(v: Any) -> bool:
+    from doctor.smoke.protocol import choose_backend  # what the smoke's ranks will accept
+
+    try:
+        return _text(v) and bool(choose_backend(v, 0, 2))
+    except ValueError:
+        return False
+
+
+def _shape(v: Any) -> bool:
+    return bool(v) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in v)
+
+
+# What a value may be beyond its type: (test, what is allowed). ITEMS test each
+# item of a list setting, VALUES the whole value. A null value is an unset one.
+ITEMS: dict = {
+    "select": (_text, "a check id or tag"),
+    "ignore": (_text, "a check id or tag"),
+    "configs": (_text, "a glob such as configs/*.yaml"),
+    "caches": (_text, "a path"),
+    "site.shared_paths": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+    "site.local_paths": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+}
+VALUES: dict = {
+    "torch_version": (is_torch_version, TORCH_VERSION_ALLOWED),
+    "site.gpus_per_node": (lambda v: v >= 0, "a number of GPUs, 0 or more"),
+    "site.name": (_text, "a name"),
+    "smoke.model": (is_factory, "MODULE:FACTORY, such as mypkg.models:build"),
+    "smoke.input_shape": (_shape, "a list of sizes of 1 or more, such as [2, 3, 64, 64]"),
+    "smoke.timeout_s": (lambda v: 1 <= v <= MAX_SECONDS,
+                        f"a number of seconds from 1 to {MAX_SECONDS}"),
+    "smoke.world_size": (lambda v: 2 <= v <= MAX_SMOKE_RANKS,
+                         f"a number of ranks from 2 to {MAX_SMOKE_RANKS}"),
+    "smoke.backend": (_backend, "auto, gloo or nccl (RCCL on ROCm is nccl)"),
 }
 
 
@@ -56,14 +107,22 @@ class Settings:
 
 
 def load_settings(repo: Path, explicit: Optional[Path] = None) -> Settings:
+    """The repo's settings. Relative paths in them are taken from the repo, as the
+    `configs:` globs and the paths in training configs are, wherever the file is."""
+    s = _load(repo, explicit)
+    s.caches = [str(repo / os.path.expanduser(c)) for c in s.caches]
+    return s
+
+
+def _load(repo: Path, explicit: Optional[Path]) -> Settings:
     if explicit is not None:
-        if not explicit.exists():
+        if not os.path.lexists(explicit):  # any other way it is unreadable: _from_file says
             raise InputError(f"settings file not found: {explicit}")
         return _from_file(explicit)
-    if (repo / "doctor.yaml").is_file():
+    if os.path.lexists(repo / "doctor.yaml"):  # present but unreadable: exit 2, not ignored
         return _from_file(repo / "doctor.yaml")
     pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
+    if os.path.isfile(pyproject):
         data = _tool_doctor(pyproject, None)
         if data is not None:
             return parse_settings(data, f"{pyproject}[tool.doctor]")
@@ -105,15 +164,16 @@ def parse_settings(data: Any, where: str) -> Settings:
     if not isinstance(data, dict):
         raise InputError(f"{where}: settings must be a mapping, not {type(data).__name__}")
     _validate(data, SCHEMA, where, prefix="")
+    _check_values(data, where)
     s = Settings(path=where)
     for key in ("select", "ignore", "configs", "caches"):
-        if key in data:
-            setattr(s, key, [str(v) for v in data[key]])
+        if data.get(key) is not None:
+            setattr(s, key, list(data[key]))
     for key in ("severity", "options", "site", "smoke"):
         if key in data:
-            setattr(s, key, dict(data[key] or {}))
-    if "torch_version" in data:
-        s.torch_version = str(data["torch_version"])
+            setattr(s, key, {k: v for k, v in (data[key] or {}).items()
+                             if v is not None or key not in ("site", "smoke")})
+    s.torch_version = data.get("torch_version")
     for check_id, sev in s.severity.items():
         try:
             s.severity[check_id] = Severity.parse(sev)
@@ -140,7 +200,59 @@ def _validate(data: dict, schema: dict, where: str, prefix: str) -> None:
         elif value is not None and (not isinstance(value, expected) or (
                 isinstance(value, bool) and expected is not bool)):  # True is an int
             want = expected.__name__ if isinstance(expected, type) else "number"
-            raise InputError(f"{where}: {name} must be a {want}, not {type(value).__name__}")
+            quote = " (put it in quotes)" if expected is str and isinstance(value, float) else ""
+            raise InputError(f"{where}: {name} must be a {want}, not "
+                             f"{type(value).__name__}{quote}")
+
+
+def _check_values(data: dict, where: str) -> None:
+    """Every setting by range and form: one line naming it, its value and what is allowed."""
+    for name, value in _flat(data):
+        if value is None:
+            continue
+        items, whole = ITEMS.get(name), VALUES.get(name)
+        if items is not None:
+            for i, item in enumerate(value):
+                if not items[0](item):
+                    raise InputError(f"{where}: {name}[{i}]: {item!r} is not {items[1]}")
+        if whole is not None and not whole[0](value):
+            raise InputError(f"{where}: {name}: {value!r} is not {whole[1]}")
+
+
+def _flat(data: dict, prefix: str = "") -> list:
+    out: list = []
+    for key, value in data.items():
+        if key in ("severity", "options") and not prefix:
+            continue  # keyed by check id: checked against the registry (doctor.runner)
+        if isinstance(value, dict):
+            out += _flat(value, f"{prefix}{key}.")
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+def check_option(check_id: str, name: str, value: Any, default: Any, where: Any) -> None:
+    """A check option's value by range (its type is checked by doctor.runner): a number
+    is finite and 0 or more, whole when the default is an int, and an option in
+    seconds (`*_s`) is above 0 and at most a day. Null is refused where the check
+    would get it instead of its default."""
+    key = f"options.{check_id}.{name}"
+    if value is None:
+        if default is not None:
+            raise InputError(f"{where}: {key}: null is not a value (leave the option out "
+                             f"for its default, {default!r})")
+        return
+    if isinstance(default, bool) or not isinstance(default, (int, float)):
+        return
+    if name.endswith("_s"):
+        ok = 0 < value <= MAX_SECONDS
+        allowed = f"a number of seconds above 0, at most {MAX_SECONDS}"
+    elif isinstance(default, int):
+        ok, allowed = isinstance(value, int) and value >= 0, "a whole number, 0 or more"
+    else:
+        ok, allowed = math.isfinite(value) and value >= 0, "a number, 0 or more"
+    if not ok:
+        raise InputError(f"{where}: {key}: {value!r} is not {allowed}")
 
 
 def _waiver(w: Any, i: int, where: str) -> Waiver:
@@ -153,6 +265,9 @@ def _waiver(w: Any, i: int, where: str) -> Waiver:
         if not w.get(key):
             raise InputError(f"{where}: waivers[{i}] needs {key!r} (check, reason and "
                              "expires are all required)")
+    for key, allowed in (("check", "a check id"), ("reason", "a reason (some text)")):
+        if not _text(w[key]):
+            raise InputError(f"{where}: waivers[{i}].{key}: {w[key]!r} is not {allowed}")
     expires = w["expires"]
     if isinstance(expires, dt.datetime):
         expires = expires.date()

@@ -1,19 +1,38 @@
 """`doctor sbatch`: submit a job script with the real `sbatch`, after the checks.
 
-A forced submission (checks failed) is held, the report is written as `#`
-comment lines at the top of the job's output file (Slurm's StdOut path, with
+A forced submission (checks failed) is held, the report is appended as `#`
+comment lines to the job's output file (Slurm's StdOut path, with
 --open-mode=append so the job's own output follows it), then released.
+
+When sbatch may have submitted the job without saying so plainly (it printed a job
+id and failed, it hung and was stopped, it was killed, or it lost the controller's
+answer), the outcome is `OutcomeUnknown`, never a refusal: a refusal invites a
+second submission of a job that may already be queued.
 """
 from __future__ import annotations
 
 import re
 import shutil
+import signal
 from typing import Optional
 
 from doctor.errors import InputError
+from doctor.outputs import append_output
 from doctor.proc import run_cmd
 
-SBATCH_TIMEOUT_S = 60
+SBATCH_TIMEOUT_S = 60.0
+# `--parsable` prints `id` or `id;cluster`; without it (a site wrapper) `Submitted batch job id`
+_JOB_ID = re.compile(r"^(?:Submitted batch job )?(\d+(?:_\d+)?)(?:;\S+)?$")
+# errors after which the controller may have queued the job: its answer was lost
+_MAYBE_QUEUED = re.compile(r"timed out|time out|timeout|connection reset|broken pipe", re.I)
+
+
+class OutcomeUnknown(Exception):
+    """sbatch may have submitted the job. `job_id`: the id it printed, if any."""
+
+    def __init__(self, why: str, job_id: Optional[str] = None):
+        super().__init__(why)
+        self.job_id = job_id
 
 
 def _last_line(text: str) -> str:
@@ -28,18 +47,46 @@ def _tool(name: str) -> str:
     return path
 
 
-def sbatch(script: str, sbatch_args: list, script_args: list, hold: bool = False) -> str:
-    """Run the real sbatch; the job id. A refusal by sbatch is an input error (exit 2)."""
+def sbatch(script: str, sbatch_args: list, script_args: list, hold: bool = False,
+           timeout: float = SBATCH_TIMEOUT_S) -> tuple:
+    """Run the real sbatch: (job id, what else it printed). InputError when sbatch refused
+    the job (exit 2); OutcomeUnknown when it may have submitted it."""
     argv = [_tool("sbatch"), "--parsable", *(["--hold", "--open-mode=append"] if hold else []),
             *sbatch_args, script, *script_args]
-    res = run_cmd(argv, timeout=SBATCH_TIMEOUT_S)
-    if res.returncode != 0:
-        why = "timed out" if res.timed_out else _last_line(res.stderr or res.stdout)
-        raise InputError(f"sbatch refused the job: {why}")
-    job_id = _last_line(res.stdout).split(";")[0].strip()
-    if not job_id.isdigit() and not re.match(r"^\d+(_\d+)?$", job_id):
-        raise InputError(f"sbatch printed no job id: {res.stdout.strip()!r}")
-    return job_id
+    try:
+        res = run_cmd(argv, timeout=timeout)
+    except KeyboardInterrupt:
+        raise OutcomeUnknown("interrupted while sbatch was submitting the job") from None
+    lines = [x.strip() for x in (res.stdout or "").splitlines() if x.strip()]
+    ids = [m.group(1) for m in map(_JOB_ID.match, lines) if m]
+    job_id = ids[0] if ids else None
+    said = "\n".join([x for x in lines if not _JOB_ID.match(x)]
+                     + [x for x in (res.stderr or "").splitlines() if x.strip()])
+    if res.returncode is None and not res.timed_out:  # it never started
+        raise InputError(f"sbatch did not start: {_last_line(res.stderr)}")
+    if res.timed_out:
+        raise OutcomeUnknown(f"sbatch did not finish within {timeout:g} s and was stopped",
+                             job_id)
+    if res.returncode == 0 and job_id:
+        return job_id, said  # a notice after the id changes nothing
+    if res.returncode == 0:
+        raise OutcomeUnknown(f"sbatch exited 0 but printed no job id ({_last_line(said)})")
+    if res.returncode is not None and res.returncode < 0:
+        raise OutcomeUnknown(f"sbatch was killed by {_signal_name(-res.returncode)}", job_id)
+    if job_id:
+        raise OutcomeUnknown(f"sbatch printed job id {job_id} but exited with "
+                             f"{res.returncode}: {_last_line(said)}", job_id)
+    if _MAYBE_QUEUED.search(said):
+        raise OutcomeUnknown(f"sbatch failed without an answer from the controller: "
+                             f"{_last_line(said)}")
+    raise InputError(f"sbatch refused the job: {_last_line(said)}")
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def job_stdout(job_id: str) -> Optional[str]:
@@ -60,10 +107,11 @@ def as_comment(text: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
 
 
-def submit_forced(script: str, sbatch_args: list, script_args: list,
-                  report_text: str) -> tuple:
-    """(job id, log path or None): held, report written into its log, released."""
-    job_id = sbatch(script, sbatch_args, script_args, hold=True)
+def submit_forced(script: str, sbatch_args: list, script_args: list, report_text: str,
+                  timeout: float = SBATCH_TIMEOUT_S) -> tuple:
+    """(job id, what sbatch said, log path or None): submitted held, the report appended
+    to its log (never truncating it: a log kept with --open-mode=append stays), released."""
+    job_id, said = sbatch(script, sbatch_args, script_args, hold=True, timeout=timeout)
     log = None
     try:
         path = job_stdout(job_id)
@@ -71,11 +119,10 @@ def submit_forced(script: str, sbatch_args: list, script_args: list,
             header = (f"doctor: job {job_id} was submitted with `doctor sbatch --force` although "
                       "the pre-flight checks did not pass:\n\n" + report_text)
             try:
-                with open(path, "w") as fh:
-                    fh.write(as_comment(header) + "\n")
+                append_output(path, as_comment(header) + "\n")
                 log = path
-            except OSError:
+            except InputError:
                 log = None
     finally:
         release(job_id)
-    return job_id, log
+    return job_id, said, log

@@ -81,8 +81,9 @@ EXPECT: dict = {
         "skip": {
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
-        "script-dos-line-breaks", "slurm-gpu-mismatch", "torch-api-mismatch",
-        "torch-compile-risk", "wandb-online-in-container"}},  # a Makefile only: no shell script
+        "script-dos-line-breaks", "script-encoding-unsupported", "slurm-gpu-mismatch",
+        "torch-api-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
+    # (a Makefile only: no shell script)
     # Sources the doctor cannot resolve (an array, $HOME, a Jinja template, a glob, a
     # $(git rev-parse) root) are left out with a reason, never guessed at.
     "rsync_flags_array": {"fail": {}, "skip": {

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 
+import psutil
 import pytest
 
 from conftest import ROOT, make_pack, result_of, run_doctor, run_json, validate_report
@@ -268,7 +269,8 @@ def test_ctrl_c_during_the_smoke_exits_130_and_leaves_nothing(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "doctor", "run", "--repo",
                              str(ROOT / "fixtures" / "demo")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "TMPDIR": str(tmp)},
+                            env={**os.environ, "TMPDIR": str(tmp),  # the marker: in the
+                                 "DOCTOR_TEST_MARKER": str(tmp_path)},  # environ of all it starts
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
@@ -276,8 +278,14 @@ def test_ctrl_c_during_the_smoke_exits_130_and_leaves_nothing(tmp_path):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted" in err
     time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
-    assert not [ln for ln in ps.splitlines() if f" {proc.pid} " in ln or "doctor.smoke" in ln]
+    left = []
+    for p in psutil.process_iter():
+        try:
+            if p.environ().get("DOCTOR_TEST_MARKER") == str(tmp_path):
+                left.append(p.cmdline())
+        except psutil.Error:
+            pass
+    assert not left, f"processes left behind: {left}"
     assert not list(tmp.iterdir())
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.job.sbatch import parse_sbatch
+from doctor.job.sbatch import as_submitted, parse_sbatch
 
 
 def script(*directives: str):
@@ -36,3 +36,20 @@ def test_directives_after_the_first_command_are_not_read():
 
 def test_node_ranges_take_the_maximum():
     assert script("--nodes=2-4").nodes == 4
+
+
+def test_sbatch_precedence_command_line_over_environment_over_script():
+    """man sbatch: SBATCH_* input variables override #SBATCH lines; command-line options
+    override both."""
+    base = script("--nodes=1", "--gpus-per-node=8", "--time=1:00:00")
+    env = {"SBATCH_GPUS_PER_NODE": "4", "SBATCH_TIMELIMIT": "2:00:00", "SBATCH_NODES": "9",
+           "PATH": "/bin"}
+    s = as_submitted(base, ["-N", "2", "--gpus-per-node", "2", "--exclusive"], env)
+    assert s.nodes == 2 and s.where(s.get("nodes")) == "the sbatch command line: --nodes=2"
+    assert s.gpus_per_node()[0] == 2
+    assert s.get("time").value == "2:00:00"
+    assert s.where(s.get("time")) == "SBATCH_TIMELIMIT=2:00:00 in sbatch's environment"
+    assert s.get("exclusive").value == ""
+    # SBATCH_NODES is no sbatch input variable; the script itself is unchanged
+    assert as_submitted(base, [], env).nodes == 1 and base.gpus_per_node()[0] == 8
+    assert base.where(base.get("nodes")) == "job.sbatch:2 (#SBATCH --nodes=1)"

@@ -9,7 +9,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
-from doctor.errors import BOMS, InputError, read_input
+from doctor.errors import InputError, read_input, wide_encoding
 from doctor.model import Location
 
 # Training configs are kilobytes; a bigger YAML is data, and PyYAML needs seconds
@@ -110,7 +110,7 @@ def _check_expansion(node: yaml.Node, path: Path) -> None:
 def load_yaml_text(path: Path, kind: str = "YAML file") -> Any:
     """Parse one YAML file; every way it can be bad is an InputError of one line."""
     raw = read_input(path, kind, MAX_CONFIG_BYTES)
-    encoding = next((enc for bom, enc in BOMS if raw.startswith(bom)), "utf-8-sig")
+    encoding = wide_encoding(raw) or "utf-8-sig"
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError:

@@ -8,21 +8,23 @@ and replaceable by recorded facts (`facts=`) for tests and fixtures.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from doctor import fs
 from doctor.job.configs import ConfigFile, load_yaml_text
-from doctor.errors import InputError
 from doctor.job.env import EnvValue, JobEnv
 from doctor.job.launchers import Count
 from doctor.job.steps import Step, launched_steps
-from doctor.job.versions import parse_version
+from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
-from doctor.proc import run_cmd
-from doctor.job.sbatch import SbatchScript, load_sbatch, looks_like_sbatch
-from doctor.settings import Settings, load_settings
+from doctor.scanners.git import run_git
+from doctor.job.sbatch import SbatchScript, as_submitted, load_sbatch, looks_like_sbatch
+from doctor.errors import InputError
+from doctor.settings import Settings, is_factory, load_settings
 
 DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml",
                         "conf/**/*.yml", "config/**/*.yaml", "config/**/*.yml")
@@ -38,6 +40,8 @@ NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", 
                ".js", ".ts", ".html", ".css", ".lock", ".log", ".out", ".err", ".parquet",
                ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl"}
 MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
+# `git ls-files` leaves out what it cannot read, with a warning naming it
+_GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.+)': (.+)$", re.M)
 
 
 class Job:
@@ -45,21 +49,24 @@ class Job:
                  caches: Iterable = (), settings: Optional[Settings] = None,
                  settings_file: Optional[Path] = None, model: Optional[str] = None,
                  torch_version: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-                 facts: Optional[dict] = None, static: bool = False):
-        repo = Path(repo)
-        if not repo.exists():
-            raise InputError(f"repository path does not exist: {repo}")
-        if not repo.is_dir():
-            raise InputError(f"repository path is not a directory: {repo}")
-        self.repo = repo.resolve()
+                 facts: Optional[dict] = None, static: bool = False,
+                 submit_args: Optional[Iterable[str]] = None):
+        """`submit_args`: the options of `sbatch [options] script` (`doctor sbatch`); the
+        scripts are then read as sbatch reads them (doctor/job/sbatch.py as_submitted)."""
+        self.repo = Path(fs.realpath(fs.readable_dir(self._path(repo), "repository path")))
+        self.unreadable = fs.Unreadable()  # what no check could read: counted in the report
         self.settings = settings if settings is not None else load_settings(
             self.repo, Path(settings_file) if settings_file else None)
         self.site: dict = dict(self.settings.site)
         self.login_env: dict = dict(os.environ if env is None else env)
         self.in_job = "SLURM_JOB_ID" in self.login_env
         self.static = static
+        if model is not None and not is_factory(model):
+            raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
+                             "mypkg.models:build")
         self.model = model or self.settings.smoke.get("model")
-        self._torch_version = torch_version or self.settings.torch_version
+        self._torch_version = (given_torch_version(torch_version, "--torch-version")
+                               or self.settings.torch_version)
         self._overrides = dict(facts or {})
         self._facts: dict = {}
         self._locks: dict = {}
@@ -69,6 +76,9 @@ class Job:
         # the files as written; `configs` is what the job's steps read of them
         self.config_files: list = [self._load_config(p) for p in self._config_paths(configs)]
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
+        if submit_args is not None:
+            self.scripts = [as_submitted(s, list(submit_args), self.login_env)
+                            for s in self.scripts]
         self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
         load_probes()
 
@@ -84,28 +94,27 @@ class Job:
     # ---- paths ---------------------------------------------------------
     def _path(self, p: Any) -> Path:
         p = Path(os.path.expanduser(str(p)))
-        return p if p.is_absolute() else (Path.cwd() / p)
+        return p if p.is_absolute() else (fs.cwd() / p)
 
     def rel(self, path: Any) -> str:
         """A path relative to the repo when inside it, else absolute."""
         p = Path(path)
         try:
-            return str(p.resolve().relative_to(self.repo))
+            return str(Path(fs.realpath(p)).relative_to(self.repo))
         except ValueError:
             return str(p)
 
     def _config_paths(self, explicit: Iterable) -> list:
-        paths = [self._path(p) for p in explicit]
-        for p in paths:
-            if not p.exists():
-                raise InputError(f"config file not found: {p}")
+        paths = [self._path(p) for p in explicit]  # each is read (or refused) by _load_config
         globs = self.settings.configs or ([] if paths else list(DEFAULT_CONFIG_GLOBS))
         for pattern in globs:
-            paths += sorted(p for p in self.repo.glob(pattern) if p.is_file())
+            # a file the globs found but cannot open is skipped (and counted), not fatal
+            paths += [p for p in fs.glob(self.repo, str(pattern), self.unreadable)
+                      if fs.read_bytes(p, self.unreadable, 0) is not None]
         return _unique(paths)
 
     def _load_config(self, path: Path) -> ConfigFile:
-        return ConfigFile(path=path.resolve(), rel=self.rel(path),
+        return ConfigFile(path=Path(fs.realpath(path)), rel=self.rel(path),
                           data=load_yaml_text(path, "config file"))
 
     def _sbatch_paths(self, explicit: Iterable) -> list:
@@ -114,7 +123,7 @@ class Job:
             return _unique(paths)
         return [p for p in self.repo_files() if (p.suffix in SCRIPT_SUFFIXES or (
             p.suffix.lower() not in NOT_SCRIPTS and p.suffix[1:].isalnum()))
-            and looks_like_sbatch(p)]
+            and looks_like_sbatch(p, self.unreadable)]
 
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None) -> list:
@@ -122,17 +131,18 @@ class Job:
         wanted_names = set(names or ())
         return [p for p in self.memo("repo_files", self._list_repo_files)
                 if (suffixes is None or p.suffix in suffixes or p.name in wanted_names)
-                and p.is_file()]
+                and fs.is_file(p, self.unreadable)]
 
     def _list_repo_files(self) -> list:
-        res = run_cmd(["git", "-C", str(self.repo), "ls-files", "-z", "--cached", "--others",
-                       "--exclude-standard"], timeout=20)
+        res = run_git(str(self.repo), "ls-files", "-z", "--cached", "--others",
+                      "--exclude-standard", timeout=20)
         if res.returncode == 0:  # all of them: a job script past the first N is still one
+            for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
+                self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
             return [self.repo / r for r in res.stdout.split("\0") if r]
         out: list = []
-        for root, dirs, files in os.walk(self.repo):
-            dirs[:] = sorted(d for d in dirs if d not in PRUNE_DIRS and not d.startswith("."))
-            out += [Path(root) / f for f in sorted(files)]
+        for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
+            out += [Path(root) / f for f in files]
             if len(out) > MAX_SCAN_FILES:
                 break
         return out
@@ -186,6 +196,11 @@ class Job:
         model = self._job_model_facts()
         if model:
             out["job"] = model
+        if len(self.unreadable):
+            out["unreadable"] = {"count": len(self.unreadable), "examples": [
+                {"path": p[len(str(self.repo)) + 1:] if p.startswith(f"{self.repo}/")
+                 else p, "reason": why}
+                for p, why in self.unreadable.items()[:fs.MAX_EXAMPLES]]}
         return out
 
     def _job_model_facts(self) -> dict:
@@ -239,7 +254,7 @@ class Job:
         for base in bases:
             for name in names:
                 p = base / name
-                if p.is_file() and self.rel(p) != str(p):
+                if fs.is_file(p, self.unreadable) and self.rel(p) != str(p):
                     return p
         return None
 
@@ -311,7 +326,7 @@ class Job:
 
     def git(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess:
         """Run git in the repo with a timeout; raises Skip-worthy errors to the caller."""
-        res = run_cmd(["git", "-C", str(self.repo), *args], timeout=timeout)
+        res = run_git(str(self.repo), *args, timeout=timeout)
         return subprocess.CompletedProcess(["git", *args], res.returncode
                                            if res.returncode is not None else -1,
                                            res.stdout, res.stderr)
@@ -334,7 +349,7 @@ def _unique(paths: Iterable) -> list:
     seen: set = set()
     out = []
     for p in paths:
-        key = str(Path(p).resolve())
+        key = fs.realpath(p)
         if key not in seen:
             seen.add(key)
             out.append(Path(p))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, List, Optional, Tuple, Union
 
+from doctor import fs
 from doctor.errors import InputError
 from doctor.job.configs import load_yaml_text
 from doctor.job.overrides import Override, Unknown, _file_origin, _merge, _new_dict, apply_overrides
@@ -120,7 +121,7 @@ class _Composer:
             if o.tool != "hydra":
                 self.note(f"`{o.raw}` is not a Hydra override: Hydra refuses it")
                 continue
-            if isinstance(o.value, dict) or not (self.root / o.key).is_dir():
+            if isinstance(o.value, dict) or not fs.is_dir(self.root / o.key):
                 values.append(o)
                 continue
             key = o.key if o.package is None else f"{o.key}@{o.package or '_global_'}"
@@ -206,7 +207,7 @@ class _Composer:
         return False
 
     def _load(self, path: Path, optional: bool) -> Optional[tuple]:
-        if not path.is_file():
+        if not fs.is_file(path):
             if not optional:
                 self.note(f"Hydra refuses to run: {path} does not exist")
             return None

@@ -8,6 +8,9 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from doctor import fs
+from doctor.job.shell import command_argv, effective_command
+
 
 def scripts_or_none(job) -> list:
     """The job scripts, or [None] (the login environment) when there are none."""
@@ -26,9 +29,10 @@ def workdir(job, script, scripts: list) -> tuple:
             return _abs(job, d.value), f"{script.rel}:{d.line} (--chdir)"
     for s in scripts:
         for cmd in s.commands:
-            if cmd.argv[0] == "cd" and len(cmd.argv) > 1 and resolvable(cmd.argv[1]):
-                p = _abs(job, cmd.argv[1])
-                if p.is_dir():
+            argv = command_argv(cmd.argv, builtin=True)
+            if argv[:1] == ["cd"] and len(argv) > 1 and resolvable(argv[1]):
+                p = _abs(job, argv[1])
+                if fs.is_dir(p, job.unreadable):
                     return p, f"{s.rel}:{cmd.line} (cd)"
     return job.repo, "the repo root (sbatch's default: the submission directory)"
 
@@ -54,7 +58,8 @@ def container_command(scripts: list) -> Optional[tuple]:
                 if w.rsplit("/", 1)[-1] in CONTAINER_TOOLS and \
                         argv[i + 1] in ("exec", "run", "shell", "instance"):
                     return s, cmd
-            if argv and argv[0] == "srun" and any(
+            eff = effective_command(argv)
+            if eff and "srun" in eff.prefixes and any(
                     a.split("=", 1)[0] in SRUN_CONTAINER_FLAGS for a in argv[1:]):
                 return s, cmd
     return None
@@ -72,7 +77,7 @@ _ENTRY = re.compile(r"""["']?([A-Za-z0-9_.-]+)\s*=\s*([A-Za-z_][\w.]*)\s*:\s*[\w
 def _console_scripts(repo: Path) -> dict:
     out: dict = {}
     pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
+    if fs.is_file(pyproject):
         try:
             import tomllib
         except ImportError:  # Python < 3.11: tomli is a dependency there
@@ -86,7 +91,7 @@ def _console_scripts(repo: Path) -> dict:
     for name in ("setup.py", "setup.cfg"):
         p = repo / name
         try:
-            text = p.read_text(errors="replace") if p.is_file() else ""
+            text = p.read_text(errors="replace") if fs.is_file(p) else ""
         except OSError:
             continue
         m = re.search(r"console_scripts[\"'\]\s:=]*([\s\S]{0,2000})", text)

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 from doctor.job.env import EnvState
 from doctor.job.sbatch import SbatchScript
-from doctor.job.shell import expand, split_commands
+from doctor.job.shell import PREFIXES, expand, split_commands
 
 
 ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
@@ -24,8 +24,7 @@ ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 PYTHON = re.compile(r"^python[0-9.]*$")
 
 
-# srun options that take a value when written as two words (man srun).
-SRUN_SHORT_VALUE = set("ABCDJLNSTWcdeiklmnoprstuwxG")
+SRUN_VALUE = PREFIXES["srun"].values   # srun options that take a value
 
 
 CLEANENV_KEEP = ("HOME", "LANG", "TERM", "USER")   # what --cleanenv keeps (plus *ENV_*)
@@ -44,15 +43,6 @@ class Count:
 def word_of(raw: str, state: EnvState) -> str:
     res = expand(raw, state.lookup, in_job=state.in_job)
     return res.text
-
-
-def leading_options(words: list, state: EnvState) -> int:
-    n = 0
-    while n < len(words) and word_of(words[n], state).startswith("-"):
-        n += 1
-    if n < len(words) and re.fullmatch(r"[\d.]+[smhd]?", word_of(words[n], state)):
-        n += 1  # `timeout 600 python ...`
-    return n
 
 
 def read_env_command(words: list, state: EnvState, script: SbatchScript, line: int) -> int:
@@ -75,24 +65,6 @@ def read_env_command(words: list, state: EnvState, script: SbatchScript, line: i
     return n
 
 
-SRUN_LONG_VALUE = {"--nodes", "--ntasks", "--ntasks-per-node", "--cpus-per-task", "--gpus",
-                   "--gpus-per-node", "--gpus-per-task", "--gres", "--export", "--partition",
-                   "--time", "--mem", "--account", "--job-name", "--output", "--error",
-                   "--container-image", "--container-mounts", "--container-env",
-                   "--container-workdir", "--environment", "--distribution", "--cpu-bind",
-                   "--gpu-bind", "--mpi", "--nodelist", "--exclude", "--chdir",
-                   "--kill-on-bad-exit", "--label", "--mem-per-cpu", "--mem-per-gpu",
-                   "--constraint", "--overlap", "--exclusive", "--hint", "--threads-per-core",
-                   "--cpus-per-gpu", "--ntasks-per-gpu", "--network", "--reservation",
-                   "--qos", "--signal", "--wait", "--uenv", "--unbuffered"}
-
-
-SRUN_FLAGS = {"--overlap", "--exclusive", "--label", "--unbuffered", "--kill-on-bad-exit",
-              "--container-remap-root", "--no-container-mount-home", "--container-writable",
-              "--no-container-entrypoint", "--verbose", "--quiet", "--pty", "--mpi=pmix",
-              "--hint", "--exact", "-l", "-u", "-v", "-Q", "-K", "-X", "-E"}
-
-
 def read_srun(words: list, state: EnvState, script: SbatchScript, line: int, counts: dict) -> int:
     """Read srun's options into counts and the step's environment; words consumed."""
     i = 0
@@ -105,14 +77,10 @@ def read_srun(words: list, state: EnvState, script: SbatchScript, line: int, cou
             i += w == "--"
             break
         key, eq, value = w.partition("=")
-        if not eq:
-            if key.startswith("--") and key in SRUN_LONG_VALUE and key not in SRUN_FLAGS \
-                    and i + 1 < len(words):
-                value = word_of(words[i + 1], state)
-                i += 1
-            elif not key.startswith("--") and len(key) > 2:
+        if not eq:   # which options take a value: doctor.job.shell.PREFIXES
+            if not key.startswith("--") and len(key) > 2:
                 key, value = key[:2], key[2:]
-            elif not key.startswith("--") and key[1:2] in SRUN_SHORT_VALUE and i + 1 < len(words):
+            elif key in SRUN_VALUE and i + 1 < len(words):
                 value = word_of(words[i + 1], state)
                 i += 1
         i += 1
@@ -210,7 +178,7 @@ CONTAINER_VALUE = {"--bind", "-B", "--env", "--env-file", "--home", "-H", "--pwd
                    "--apply-cgroups", "--nvccli", "--drop-caps", "--add-caps"}
 
 
-PREFIXES = ("SINGULARITYENV_", "APPTAINERENV_")
+ENV_PREFIXES = ("SINGULARITYENV_", "APPTAINERENV_")
 
 
 def read_container(words: list, state: EnvState, script: SbatchScript, line: int,
@@ -248,7 +216,7 @@ def read_container(words: list, state: EnvState, script: SbatchScript, line: int
         for k in CLEANENV_KEEP:
             if k in state.values:
                 inside.values[k] = state.values[k]
-    for p in PREFIXES:   # APPTAINERENV_X wins over SINGULARITYENV_X (Apptainer)
+    for p in ENV_PREFIXES:   # APPTAINERENV_X wins over SINGULARITYENV_X (Apptainer)
         for k, v in state.values.items():
             if k.startswith(p) and v.exported:
                 inside.put(replace(v, name=k[len(p):], channel="container-prefix"))

@@ -25,6 +25,7 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 
 import yaml
 
+from doctor import fs
 from doctor.job.configs import LineDict, Unknown
 
 Resolver = Callable[[str], Optional[str]]
@@ -550,7 +551,7 @@ def named_configs(parsed: ParsedArgs, cwd: Path, repo: Optional[Path] = None,
     for c in parsed.configs:
         if isinstance(c.path, str):
             p = Path(c.path) if os.path.isabs(c.path) else cwd / c.path
-            out.append((p, p.is_file()))
+            out.append((p, fs.is_file(p)))
     if parsed.config_name:
         name = parsed.config_name if parsed.config_name.endswith((".yaml", ".yml")) \
             else f"{parsed.config_name}.yaml"
@@ -559,7 +560,7 @@ def named_configs(parsed: ParsedArgs, cwd: Path, repo: Optional[Path] = None,
             dirs.append((Path(script).parent if script else cwd) / parsed.config_path)
         if parsed.config_dir:
             dirs.append(cwd / parsed.config_dir)
-        found = next((d / name for d in dirs if (d / name).is_file()), None)
+        found = next((d / name for d in dirs if fs.is_file(d / name)), None)
         if found is None and not parsed.config_path and repo is not None:
             found = _find_in(repo, name)
         if found is not None:

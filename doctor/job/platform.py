@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from doctor.job.shell import command_argv
+
 ROCM_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "PYTORCH_HIP_ALLOC_CONF",
              "HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH")
 NVIDIA_VARS = ("CUDA_HOME", "CUDA_PATH", "NVIDIA_VISIBLE_DEVICES")
@@ -150,15 +152,16 @@ def _step_signs(job: Any, script: Any) -> tuple:
     weak_cuda: list = []
     for s in step.scripts:
         for cmd in s.commands:
-            text = " ".join(cmd.argv)
-            if cmd.argv[0] in ("module", "ml") and _ROCM_TEXT.search(text):
+            argv = command_argv(cmd.argv) or [""]   # `srun nvidia-smi` runs nvidia-smi
+            text = " ".join(argv)
+            if argv[0] in ("module", "ml") and _ROCM_TEXT.search(text):
                 rocm.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
-            elif cmd.argv[0] in ("module", "ml") and _NVIDIA_TEXT.search(text):
+            elif argv[0] in ("module", "ml") and _NVIDIA_TEXT.search(text):
                 cuda.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
-            elif cmd.argv[0] == "nvidia-smi":   # often behind `if command -v`: weak
+            elif argv[0] == "nvidia-smi":   # often behind `if command -v`: weak
                 weak_cuda.append(f"{s.rel}:{cmd.line} runs nvidia-smi")
-            elif cmd.argv[0] in ("rocm-smi", "amd-smi"):
-                weak_rocm.append(f"{s.rel}:{cmd.line} runs {cmd.argv[0]}")
+            elif argv[0] in ("rocm-smi", "amd-smi"):
+                weak_rocm.append(f"{s.rel}:{cmd.line} runs {argv[0]}")
     miopen = sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel != "login")
     miopen += sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel == "login")
     weak_rocm += [f"{k} is set ({env[k].where()})" for k in miopen[:1]]

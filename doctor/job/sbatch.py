@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Optional
+from typing import Mapping, Optional, Sequence
 
-from doctor.errors import read_input
+from doctor import fs
+from doctor.errors import read_input, wide_encoding
 from doctor.job.shell import split_commands, unquote
 
 # sbatch's short options (man sbatch) → the long name used as the key.
@@ -16,6 +18,18 @@ SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "p": "p
          "x": "exclude", "m": "distribution", "d": "dependency"}
 ALIASES = {"workdir": "chdir", "gpus-per-task": "gpus-per-task", "tasks-per-node":
            "ntasks-per-node"}
+# sbatch's input variables that stand for an option (man sbatch, INPUT ENVIRONMENT
+# VARIABLES): the option is the name after SBATCH_, lower case with dashes, unless mapped.
+ENV_OPTIONS = {f"SBATCH_{n}": n.lower().replace("_", "-") for n in (
+    "ACCOUNT", "ACCTG_FREQ", "BATCH", "CLUSTERS", "CONSTRAINT", "CONTAINER", "CORE_SPEC",
+    "CPUS_PER_GPU", "DELAY_BOOT", "DISTRIBUTION", "ERROR", "EXCLUSIVE", "EXPORT",
+    "GET_USER_ENV", "GPU_BIND", "GPU_FREQ", "GPUS", "GPUS_PER_NODE", "GPUS_PER_TASK", "GRES",
+    "GRES_FLAGS", "HINT", "INPUT", "JOB_NAME", "MEM_BIND", "MEM_PER_CPU", "MEM_PER_GPU",
+    "NETWORK", "NO_KILL", "NO_REQUEUE", "OPEN_MODE", "OUTPUT", "OVERCOMMIT", "PARTITION",
+    "POWER", "PROFILE", "QOS", "REQUEUE", "RESERVATION", "SIGNAL", "SPREAD_JOB",
+    "THREAD_SPEC", "THREADS_PER_CORE", "USE_MIN_NODES", "WAIT", "WCKEY")}
+ENV_OPTIONS.update(SBATCH_TIMELIMIT="time", SBATCH_ARRAY_INX="array", SBATCH_MEM_PER_NODE="mem")
+COMMAND_LINE = "command line"
 _DIRECTIVE = re.compile(r"^#SBATCH\s+(.*)$")
 
 
@@ -23,7 +37,8 @@ _DIRECTIVE = re.compile(r"^#SBATCH\s+(.*)$")
 class Directive:
     key: str      # long option name without dashes: "nodes", "gres", ...
     value: str    # "" for flags
-    line: int
+    line: int     # 0 when it is not a #SBATCH line
+    origin: str = ""  # "": a #SBATCH line; COMMAND_LINE; or the variable ("SBATCH_GPUS")
 
 
 @dataclass(frozen=True)
@@ -31,7 +46,7 @@ class Command:
     line: int     # 1-based line where the command starts
     words: tuple  # raw words, quotes kept (see doctor.job.shell.expand)
 
-    @property
+    @cached_property   # read by many checks; computed once (a frozen dataclass allows it)
     def argv(self) -> list:
         return [unquote(w) for w in self.words]
 
@@ -43,6 +58,16 @@ class SbatchScript:
     text: str
     directives: list = field(default_factory=list)
     commands: list = field(default_factory=list)
+
+    def where(self, d: Directive) -> str:
+        """Where a directive comes from, for messages: `job.sbatch:3 (#SBATCH --nodes=1)`,
+        `the sbatch command line: --nodes=2`, `SBATCH_GPUS=4 in sbatch's environment`."""
+        option = f"--{d.key}" + (f"={d.value}" if d.value else "")
+        if d.origin == COMMAND_LINE:
+            return f"the sbatch command line: {option}"
+        if d.origin:
+            return f"{d.origin}={d.value} in sbatch's environment"
+        return f"{self.rel}:{d.line} (#SBATCH {option})"
 
     def get(self, *keys: str) -> Optional[Directive]:
         """The last directive with any of these keys (sbatch: the last one wins)."""
@@ -112,7 +137,10 @@ def parse_sbatch(text: str, path: Path, rel: str) -> SbatchScript:
 
 def _parse_directive(body: str, line: int) -> list:
     body = body.split(" #", 1)[0]
-    words = [unquote(w) for _, ws in split_commands(body) for w in ws]
+    return _parse_options([unquote(w) for _, ws in split_commands(body) for w in ws], line)
+
+
+def _parse_options(words: list, line: int, origin: str = "") -> list:
     out = []
     i = 0
     while i < len(words):
@@ -122,27 +150,37 @@ def _parse_directive(body: str, line: int) -> list:
             if not eq and i + 1 < len(words) and not words[i + 1].startswith("-"):
                 value = words[i + 1]
                 i += 1
-            out.append(Directive(ALIASES.get(key, key), value, line))
+            out.append(Directive(ALIASES.get(key, key), value, line, origin))
         elif w.startswith("-") and len(w) >= 2:
             key = SHORT.get(w[1], w[1])
             value = w[2:].lstrip("=")
             if not value and i + 1 < len(words) and not words[i + 1].startswith("-"):
                 value = words[i + 1]
                 i += 1
-            out.append(Directive(key, value, line))
+            out.append(Directive(key, value, line, origin))
         i += 1
     return out
 
 
+def as_submitted(script: SbatchScript, argv: Sequence[str],
+                 env: Mapping[str, str]) -> SbatchScript:
+    """The script as `sbatch [argv] script` reads it: the SBATCH_* input variables of
+    `env` override its #SBATCH lines, and the command-line options override both."""
+    from_env = [Directive(ENV_OPTIONS[name], value, 0, name)
+                for name, value in sorted(env.items()) if name in ENV_OPTIONS]
+    extra = from_env + _parse_options(list(argv), 0, COMMAND_LINE)
+    return replace(script, directives=script.directives + extra)
+
+
 def load_sbatch(path: Path, rel: str) -> SbatchScript:
     raw = read_input(path, "sbatch script")
-    return parse_sbatch(raw.decode("utf-8", "replace"), path, rel)
+    # a UTF-16 script is read as what it says (sbatch refuses it: script-encoding-unsupported)
+    return parse_sbatch(raw.decode(wide_encoding(raw) or "utf-8-sig", "replace"), path, rel)
 
 
-def looks_like_sbatch(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(16384)
-    except OSError:
-        return False
+def looks_like_sbatch(path: Path, log: fs.Log = None) -> bool:
+    head = fs.read_bytes(path, log, 16384) or b""
+    encoding = wide_encoding(head)
+    if encoding:   # UTF-16: found, so that sbatch's refusal is reported
+        head = head.decode(encoding, "replace").encode()
     return b"\0" not in head and b"\n#SBATCH" in b"\n" + head

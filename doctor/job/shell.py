@@ -9,6 +9,7 @@ unresolved, never guessed.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -45,126 +46,230 @@ def split_commands(text: str, first_line: int = 1) -> list:
 
     Backslash-newline joins lines; `;`, `&&`, `||`, `|`, `&` and newlines
     separate commands; `#` at the start of a word starts a comment; the body of
-    a here-document (`<<EOF` ... `EOF`) is data, not commands. CRLF reads as LF.
+    a here-document (`<<EOF` ... `EOF`) is data, not commands; `<<<` is a
+    here-string. Reserved words before a command (`then`, `do`, `!` ... KEYWORDS)
+    are dropped: `then export X=1` is the command `export X=1`. CRLF reads as LF.
+
+    Linear in the text: one regex (_TOKEN) takes whole words, blanks, operators
+    and comments; Python only steps in for nested substitutions, unclosed quotes,
+    here-documents and line continuations. A line's number is counted from the
+    text's offsets, once per command.
     """
     text = text.replace("\r\n", "\n")
     heredocs: list = []  # (delimiter, strip leading tabs) still to skip at the next newline
     out: list = []
     words: list = []
-    word = ""
-    in_word = False
+    parts: list = []     # the pieces of the word being read
+    cmd_pos = line_pos = 0
     line = first_line
-    cmd_line = first_line
-    i, n = 0, len(text)
-
-    def end_word() -> None:
-        nonlocal word, in_word
-        if in_word:
-            words.append(word)
-        word, in_word = "", False
-
-    def end_command() -> None:
-        nonlocal words
-        end_word()
-        if words:
-            out.append((cmd_line, words))
-        words = []
-
-    while i < n:
-        c = text[i]
-        if not words and not in_word and c not in " \t\n":
-            cmd_line = line
-        if c == "\\" and i + 1 < n and text[i + 1] == "\n":
-            i += 2
-            line += 1
-            continue
-        if c == "\n":
-            end_command()
-            line += 1
-            i += 1
-            for delim, strip_tabs in heredocs:
-                while i < n:
-                    j = text.find("\n", i)
-                    j = n if j < 0 else j
-                    body_line = text[i:j]
-                    line += 1
-                    i = j + 1
-                    if (body_line.lstrip("\t") if strip_tabs else body_line) == delim:
-                        break
-            heredocs = []
-            continue
-        if text.startswith("<<", i) and not text.startswith("<<<", i):
-            k = i + 2
-            strip_tabs = text.startswith("-", k)
-            k += strip_tabs
-            while k < n and text[k] in " \t":
-                k += 1
-            e = k
-            while e < n and text[e] not in " \t\n;|&()<>":
-                e = _scan_unit(text, e)
-            if e > k:
-                heredocs.append((unquote(text[k:e]), strip_tabs))
-        if c in " \t":
-            end_word()
-            i += 1
-            continue
-        if c == "#" and not in_word:
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-            continue
-        if c in ";|&()" and not (c == "&" and word.endswith((">", "<"))):
-            end_command()
-            i += 2 if text[i:i + 2] in ("&&", "||", ";;") else 1
-            continue
-        j = _scan_unit(text, i)
-        unit = text[i:j]
-        line += unit.count("\n")
-        word += unit
-        in_word = True
-        i = j
-    end_command()
+    pos, n = 0, len(text)
+    while pos < n:
+        for m in _TOKEN.finditer(text, pos):
+            kind = m.lastgroup
+            if kind == "w":
+                if not words and not parts:
+                    cmd_pos = m.start()
+                word = m.group("w")
+                if m.end("w") == m.end():    # no blank after it: the word may go on
+                    parts.append(word)
+                elif parts:
+                    parts.append(word)
+                    _add_word(words, "".join(parts))
+                    parts = []
+                elif words or word not in KEYWORDS:
+                    words.append(word)
+            elif kind is None:                # blanks
+                if parts:
+                    _add_word(words, "".join(parts))
+                    parts = []
+            elif kind == "c":
+                if parts:                     # `"$x"#y`: a # inside a word
+                    parts.append("#")
+                    pos = m.start() + 1
+                    break
+            elif kind == "o" and parts and m.group()[0] == "&" and parts[-1][-1] in "<>":
+                parts.append("&")             # `>&` with a line continuation between
+                pos = m.start() + 1
+                break
+            elif kind == "o" or kind == "n":
+                if parts:
+                    _add_word(words, "".join(parts))
+                    parts = []
+                if words:
+                    line += text.count("\n", line_pos, cmd_pos)
+                    line_pos = cmd_pos
+                    out.append((line, words))
+                    words = []
+                if kind == "n" and heredocs:
+                    pos = _skip_heredocs(text, m.end(), heredocs)
+                    heredocs = []
+                    break
+            else:                             # what the regex leaves to Python
+                i = m.start()
+                if i >= n:
+                    pos = n
+                    break
+                if text.startswith("\\\n", i):
+                    pos = i + 2
+                    break
+                if not words and not parts:
+                    cmd_pos = i
+                if text.startswith("<<<", i):
+                    pos = i + 3
+                elif text.startswith("<<", i):
+                    heredocs += _heredoc(text, i + 2)
+                    pos = i + 2
+                else:
+                    pos = _scan_unit(text, i)
+                parts.append(text[i:pos])
+                break
+        else:
+            break
+    if parts:
+        _add_word(words, "".join(parts))
+    if words:
+        line += text.count("\n", line_pos, cmd_pos)
+        out.append((line, words))
     return out
 
 
-def _scan_unit(text: str, i: int) -> int:
-    """End of the quoted string / substitution / escaped char / char at i."""
-    c = text[i]
+# Reserved words that start a command and run the rest in this shell: `if ! rsync ...;`,
+# `then export X=1`, `do srun python train.py`. split_commands drops them.
+KEYWORDS = frozenset(("!", "if", "then", "else", "elif", "do", "while", "until", "{"))
+
+
+def _add_word(words: list, word: str) -> None:
+    if words or word not in KEYWORDS:
+        words.append(word)
+
+
+# One token of split_commands. w: a word made of ordinary characters, escaped ones,
+# closed quotes without substitutions, `$x`, `${x}`, `$(cmd)` and `$((x+1))` without
+# quotes or deeper nesting, a `<` that opens no here-document, the `&` of `2>&1`, `>&2`,
+# `&>file`, and a `#` inside a word; with the blanks after it. Then blanks, a newline,
+# a comment, an operator, and (empty) whatever else Python must read itself.
+_TOKEN = re.compile(r"""
+    (?P<w>(?:
+        [^ \t\n\\'"`$;|&()<\#]+
+      | \\[^\n]
+      | '[^']*'
+      | "(?:[^"\\$`]|\\[\s\S]|\$(?![({])|\$\{[^{}]*\}|\$\((?:[^()'"]|\([^()'"]*\))*\))*"
+      | \$(?![({])
+      | \$\{[^{}]*\}
+      | \$\((?:[^()'"]|\([^()'"]*\))*\)
+      | <(?!<)
+      | (?<=[<>])& | &(?=>)
+      | (?<=[^ \t\n;|&()])\#
+    )+)[ \t]*
+  | [ \t]+
+  | (?P<n>\n)
+  | (?P<c>\#[^\n]*)
+  | (?P<o>&&|\|\||;;|[;|&()])
+  | (?P<x>)
+""", re.X)
+_DELIM_RUN = re.compile(r"""[^ \t\n;|&()<>\\'"`$]*""")
+_DQ_RUN = re.compile(r'[^"\\$`]*')
+_PAREN_RUN = re.compile(r"""[^'"()]*""")
+_BRACE_RUN = re.compile(r"[^{}]*")
+
+
+def _run_end(run: re.Pattern, text: str, i: int) -> int:
+    """Where a run (a pattern that also matches nothing) starting at i ends."""
+    m = run.match(text, i)
+    return m.end() if m else i
+
+
+def _skip_heredocs(text: str, i: int, heredocs: list) -> int:
+    """Where the commands go on after the bodies of the pending here-documents."""
     n = len(text)
-    if c == "'":
-        j = text.find("'", i + 1)
+    for delim, strip_tabs in heredocs:
+        while i < n:
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            body_line = text[i:j]
+            i = j + 1
+            if (body_line.lstrip("\t") if strip_tabs else body_line) == delim:
+                break
+    return min(i, n)
+
+
+def _heredoc(text: str, k: int) -> list:
+    """[(delimiter, strip tabs)] of the here-document whose `<<` ends at k, if it has one."""
+    n = len(text)
+    strip_tabs = text.startswith("-", k)
+    k += strip_tabs
+    while k < n and text[k] in " \t":
+        k += 1
+    e = k
+    while e < n and text[e] not in " \t\n;|&()<>":
+        j = _run_end(_DELIM_RUN, text, e)
+        e = j if j > e else _scan_unit(text, e)
+    return [(unquote(text[k:e]), strip_tabs)] if e > k else []
+
+
+def _scan_unit(text: str, i: int) -> int:
+    """End of the quoted string / substitution / escaped char / char at i.
+
+    Nested `"…$(…"…")…"` is followed with a stack, not recursion, so no depth of
+    nesting can exhaust Python's stack."""
+    n = len(text)
+    c = text[i]
+    if c == "'" or c == "`":
+        j = text.find(c, i + 1)
         return n if j < 0 else j + 1
-    if c == '"':
-        j = i + 1
-        while j < n and text[j] != '"':
-            if text[j] == "\\":
-                j += 2
-            elif text.startswith("$(", j) or text.startswith("${", j) or text[j] == "`":
-                j = _scan_unit(text, j)
-            else:
-                j += 1
-        return min(j + 1, n)
     if c == "\\":
         return min(i + 2, n)
-    if c == "`":
-        j = text.find("`", i + 1)
-        return n if j < 0 else j + 1
-    if text.startswith("$(", i) or text.startswith("${", i):
-        opening, closing = text[i + 1], ")" if text[i + 1] == "(" else "}"
-        depth, j = 0, i + 1
-        while j < n:
-            ch = text[j]
-            if ch in "'\"" and closing == ")":
-                j = _scan_unit(text, j)
-                continue
-            if ch == opening:
-                depth += 1
-            elif ch == closing:
-                depth -= 1
-                if depth == 0:
-                    return j + 1
+    if c != '"' and not text.startswith(("$(", "${"), i):
+        return i + 1
+    stack: list = []  # the open constructs, innermost last: ['"', 0] or [opening, depth]
+    j = i
+    while True:
+        if text[j] == '"':
+            stack.append(['"', 0])
             j += 1
-        return n
-    return i + 1
+        else:  # $( or ${
+            stack.append([text[j + 1], 1])
+            j += 2
+        while stack:
+            top = stack[-1]
+            if top[0] == '"':
+                j = _run_end(_DQ_RUN, text, j)
+                if j >= n:
+                    return n
+                ch = text[j]
+                if ch == '"':
+                    stack.pop()
+                    j += 1
+                elif ch == "\\":
+                    j += 2
+                elif ch == "`":
+                    k = text.find("`", j + 1)
+                    if k < 0:
+                        return n
+                    j = k + 1
+                elif text.startswith(("$(", "${"), j):
+                    break  # open it
+                else:
+                    j += 1
+            else:
+                j = _run_end(_PAREN_RUN if top[0] == "(" else _BRACE_RUN, text, j)
+                if j >= n:
+                    return n
+                ch = text[j]
+                if ch == "'":
+                    k = text.find("'", j + 1)
+                    if k < 0:
+                        return n
+                    j = k + 1
+                elif ch == '"':
+                    break  # open it
+                else:
+                    top[1] += 1 if ch == top[0] else -1
+                    j += 1
+                    if top[1] == 0:
+                        stack.pop()
+        else:
+            return j
 
 
 Lookup = Callable[[str], Optional[str]]
@@ -173,7 +278,15 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def unquote(raw: str) -> str:
     """The literal word with quotes removed and nothing expanded."""
+    if not _SPECIAL.search(raw):
+        return raw
     return expand(raw, lambda name: None, keep_unknown=True).text
+
+
+_SPECIAL = re.compile(r"""[\\'"`$]""")
+_PLAIN = re.compile(r"""[^\\'"`$]+""")         # what expands to itself, unquoted
+_PLAIN_QUOTED = re.compile(r"[^\\`$]+")        # ... and inside double quotes
+MAX_NESTING = 64   # `${A:-${B:-…}}` deeper than this is left unresolved, as written
 
 
 def expand(raw: str, lookup: Lookup, keep_unknown: bool = True,
@@ -184,52 +297,70 @@ def expand(raw: str, lookup: Lookup, keep_unknown: bool = True,
     their part; unknown variables stay as `$NAME` and are reported unresolved.
     """
     res = Expanded("")
-    _expand_into(raw, lookup, res, quoted=False, in_job=in_job)
-    for pat, kind in PATTERN_KINDS.items():
-        if pat in res.text:
-            res.parts.add(kind)
+    if _SPECIAL.search(raw):
+        out: list = []
+        _expand_into(raw, lookup, res, out, quoted=False, in_job=in_job, depth=0)
+        res.text = "".join(out)
+    else:
+        res.text = raw
+    if "%" in res.text:
+        for pat, kind in PATTERN_KINDS.items():
+            if pat in res.text:
+                res.parts.add(kind)
     return res
 
 
-def _expand_into(raw: str, lookup: Lookup, res: Expanded, quoted: bool, in_job: bool) -> None:
+def _expand_into(raw: str, lookup: Lookup, res: Expanded, out: list, quoted: bool,
+                 in_job: bool, depth: int) -> None:
+    if depth > MAX_NESTING:
+        out.append(raw)
+        res.unresolved.append(raw)
+        return
+    plain = _PLAIN_QUOTED if quoted else _PLAIN
     i, n = 0, len(raw)
     while i < n:
+        m = plain.match(raw, i)
+        if m is not None:
+            out.append(m.group())
+            i = m.end()
+            continue
         c = raw[i]
         if c == "'" and not quoted:
             j = raw.find("'", i + 1)
             j = n if j < 0 else j
-            res.text += raw[i + 1:j]
+            out.append(raw[i + 1:j])
             i = j + 1
         elif c == '"' and not quoted:
             j = _scan_unit(raw, i)
             inner = raw[i + 1:j - 1] if raw[j - 1:j] == '"' and j - 1 > i else raw[i + 1:j]
-            _expand_into(inner, lookup, res, quoted=True, in_job=in_job)
+            _expand_into(inner, lookup, res, out, True, in_job, depth + 1)
             i = j
         elif c == "\\":
             nxt = raw[i + 1:i + 2]
             if quoted and nxt not in '$`"\\':
-                res.text += "\\" + nxt
+                out.append("\\" + nxt)
             else:
-                res.text += nxt
+                out.append(nxt)
             i += 2
         elif raw.startswith("$(", i) or c == "`":
             j = _scan_unit(raw, i)
             body = raw[i + 2:j - 1] if c == "$" else raw[i + 1:j - 1]
-            _command_subst(body.strip(), raw[i:j], lookup, res, in_job)
+            _command_subst(body.strip(), raw[i:j], lookup, res, out)
             i = j
         elif raw.startswith("${", i):
             j = _scan_unit(raw, i)
-            _param(raw[i + 2:j - 1], raw[i:j], lookup, res, in_job)
+            _param(raw[i + 2:j - 1], raw[i:j], lookup, res, out, in_job, depth)
             i = j
         elif c == "$" and i + 1 < n and (m := _NAME.match(raw, i + 1)):
-            _var(m.group(0), raw[i:m.end()], lookup, res, in_job)
+            _var(m.group(0), raw[i:m.end()], lookup, res, out, in_job)
             i = m.end()
         else:
-            res.text += c
+            out.append(c)
             i += 1
 
 
-def _var(name: str, written: str, lookup: Lookup, res: Expanded, in_job: bool) -> None:
+def _var(name: str, written: str, lookup: Lookup, res: Expanded, out: list,
+         in_job: bool) -> None:
     kind = RUNTIME_VARS.get(name) or USER_VARS.get(name)
     if kind:
         res.parts.add(kind)
@@ -237,23 +368,27 @@ def _var(name: str, written: str, lookup: Lookup, res: Expanded, in_job: bool) -
     if name in RUNTIME_VARS and not in_job:
         value = None  # on the login node these name the login node, not the job
     if value is not None:
-        res.text += value
+        out.append(value)
     else:
-        res.text += written
+        out.append(written)
         if name not in RUNTIME_VARS:
             res.unresolved.append(written)
 
 
-def _param(body: str, written: str, lookup: Lookup, res: Expanded, in_job: bool) -> None:
-    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", body, re.S)
+_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", re.S)
+
+
+def _param(body: str, written: str, lookup: Lookup, res: Expanded, out: list, in_job: bool,
+           depth: int) -> None:
+    m = _PARAM.match(body)
     if not m:
-        res.text += written
+        out.append(written)
         res.unresolved.append(written)
         return
     name, op, word = m.group(1), m.group(2), m.group(3) or ""
     word = re.sub(r'(?<!\\)"', "", word)   # ${A:-"x"} is x: bash removes those quotes
     if not op:
-        _var(name, written, lookup, res, in_job)
+        _var(name, written, lookup, res, out, in_job)
         return
     kind = RUNTIME_VARS.get(name) or USER_VARS.get(name)
     value = None if (name in RUNTIME_VARS and not in_job) else lookup(name)
@@ -262,30 +397,187 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, in_job: bool)
     use_word = value is None or (op.startswith(":") and value == "")
     if op.endswith(("-", "=")):
         if use_word and name in RUNTIME_VARS and not in_job:
-            res.text += written  # set in the job: the default will not be used
+            out.append(written)  # set in the job: the default will not be used
         elif use_word:
-            _expand_into(word, lookup, res, quoted=True, in_job=in_job)
+            _expand_into(word, lookup, res, out, True, in_job, depth + 1)
         else:
-            res.text += value or ""
+            out.append(value or "")
     elif op.endswith("+"):
         if not use_word:
-            _expand_into(word, lookup, res, quoted=True, in_job=in_job)
+            _expand_into(word, lookup, res, out, True, in_job, depth + 1)
     else:  # ${A:?msg}
         if use_word:
-            res.text += written
+            out.append(written)
             res.unresolved.append(written)
         else:
-            res.text += value or ""
+            out.append(value or "")
 
 
-def _command_subst(cmd: str, written: str, lookup: Lookup, res: Expanded, in_job: bool) -> None:
+def _command_subst(cmd: str, written: str, lookup: Lookup, res: Expanded, out: list) -> None:
     kind = COMMAND_KINDS.get(" ".join(cmd.split()))
     if kind:
         res.parts.add(kind)
         if kind == "user" and lookup("USER") is not None:
-            res.text += lookup("USER") or ""
+            out.append(lookup("USER") or "")
             return
-        res.text += written
+        out.append(written)
         return
-    res.text += written
+    out.append(written)
     res.unresolved.append(written)
+
+
+# ---- command prefixes ------------------------------------------------------
+@dataclass(frozen=True)
+class Prefix:
+    """How a program that runs another command reads its own words first.
+
+    `values`: its options whose value may be the next word (`-s KILL`, `--signal KILL`;
+    `-sKILL` and `--signal=KILL` are one word anyway); other options are flags.
+    `operands`: words before the command that are not options (timeout's DURATION).
+    `no_command`: options with which it runs no command (`command -v rsync`).
+    `assigns`: it takes `NAME=value` words before the command (env, sudo)."""
+    values: frozenset = frozenset()
+    operands: int = 0
+    no_command: frozenset = frozenset()
+    assigns: bool = False
+
+
+def _opts(text: str) -> frozenset:
+    return frozenset(text.split())
+
+
+# From each tool's --help or man page (coreutils 9.1, util-linux 2.38, Slurm 22.05's
+# `srun --help`, sudo 1.9, sshpass 1.09, numactl 2.0, GNU time 1.9).
+PREFIXES = {
+    "builtin": Prefix(),
+    "command": Prefix(no_command=_opts("-v -V")),
+    "exec": Prefix(_opts("-a")),
+    "nohup": Prefix(),
+    "setsid": Prefix(),
+    "unbuffer": Prefix(),
+    "time": Prefix(_opts("-f --format -o --output")),
+    "nice": Prefix(_opts("-n --adjustment")),
+    "timeout": Prefix(_opts("-k --kill-after -s --signal"), operands=1),
+    "stdbuf": Prefix(_opts("-i --input -o --output -e --error")),
+    "ionice": Prefix(_opts("-c --class -n --classdata -p --pid -P --pgid -u --uid"),
+                     no_command=_opts("-p --pid -P --pgid -u --uid")),
+    "taskset": Prefix(operands=1, no_command=_opts("-p --pid")),
+    "chrt": Prefix(_opts("-T --sched-runtime -P --sched-period -D --sched-deadline"),
+                   operands=1, no_command=_opts("-p --pid -m --max")),
+    "numactl": Prefix(_opts(
+        "-i --interleave -w --weighted-interleave -m --membind -p --preferred -P "
+        "--preferred-many -N --cpunodebind --cpubind -C --physcpubind -o --offset -L --length "
+        "-M --shmmode -S --shm -f --file -I --shmid"), no_command=_opts("-s --show -H --hardware")),
+    "env": Prefix(_opts("-u --unset -C --chdir -S --split-string"), assigns=True,
+                  no_command=_opts("-S --split-string")),
+    "sshpass": Prefix(_opts("-p -f -d -P")),
+    "sudo": Prefix(_opts(
+        "-C --close-from -D --chdir -g --group -p --prompt -R --chroot -r --role -t --type "
+        "-T --command-timeout -U --other-user -u --user"), assigns=True,
+        no_command=_opts("-e --edit -l --list -v --validate -K --remove-timestamp -V --version "
+                         "-h --help")),
+    "xargs": Prefix(_opts("-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs "
+                          "-s --max-chars --process-slot-var")),
+    "srun": Prefix(_opts(
+        "-A --account --acctg-freq --bb --bbf --bcast --bcast-exclude -b --begin -c "
+        "--cpus-per-task --comment --container --cpu-freq -d --dependency --deadline "
+        "--delay-boot -D --chdir --export -e --error --epilog --gres --gres-flags -i --input "
+        "--jobid -J --job-name -L --licenses -M --clusters -m --distribution --mail-type "
+        "--mail-user --mcs-label --mpi -n --ntasks --ntasks-per-node -N --nodes -o --output "
+        "--het-group -p --partition --power --priority --prolog --profile -q --qos -r "
+        "--relative -S --core-spec --signal --slurmd-debug --switches --task-epilog "
+        "--task-prolog --thread-spec -T --threads -t --time --time-min -W --wait --wckey "
+        "--cluster-constraint -C --constraint --mem --mincpus --reservation --tmp -w "
+        "--nodelist -x --exclude --mem-per-cpu --sockets-per-node --cores-per-socket "
+        "--threads-per-core -B --extra-node-info --ntasks-per-core --ntasks-per-socket "
+        "--cpus-per-gpu -G --gpus --gpu-bind --gpu-freq --gpus-per-node --gpus-per-socket "
+        "--gpus-per-task --mem-per-gpu --cpu-bind --hint --network --accel-bind --uid --gid "
+        "--container-image --container-mounts --container-workdir --container-name "
+        "--container-env --container-save --environment --uenv --view"),
+        no_command=_opts("--help --usage -V --version")),
+}
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def prefix_words(name: str, args: list) -> Optional[int]:
+    """How many of `args` (the unquoted words after a prefix program `name`) are its own
+    options and operands; the command it runs comes next. None when it runs none."""
+    spec = PREFIXES[posixpath.basename(name)]
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        word = args[i]
+        i += 1
+        if word == "--":
+            break
+        if word.startswith("--"):
+            key = word.split("=", 1)[0]
+            if key in spec.no_command:
+                return None
+            if "=" not in word and key in spec.values:
+                i += 1
+            continue
+        for k, ch in enumerate(word[1:], 1):    # -abc: flags until one takes a value
+            if "-" + ch in spec.no_command:
+                return None
+            if "-" + ch in spec.values:
+                i += k == len(word) - 1          # -s KILL, not -sKILL
+                break
+    while spec.assigns and i < len(args) and (_ASSIGNMENT.match(args[i]) or args[i] == "-"):
+        i += 1
+    i += spec.operands
+    return i if i < len(args) else None
+
+
+@dataclass(frozen=True)
+class Effective:
+    """The command a simple command runs, past assignments and prefix programs."""
+    start: int            # its index in the words
+    prefixes: tuple       # the prefix programs before it, outermost first: ("srun", "nice")
+
+    @property
+    def in_this_shell(self) -> bool:
+        """A builtin here acts on this shell (`command ulimit -n 4096`); behind
+        `srun`, `env` or `timeout` it would be a program, or fail."""
+        return all(p in ("builtin", "command") for p in self.prefixes)
+
+
+def effective_command(argv: list) -> Optional[Effective]:
+    """Where the real command of a simple command starts, given its unquoted words:
+    `A=1 srun -N1 timeout -s KILL 10m nice -n 5 rsync -a x y` runs rsync (index 9).
+    Assignments and redirections (`>log`, `2> log`) before a command word are skipped.
+    None when it runs no command (`A=1` alone, `command -v rsync`, `env -S '...'`)."""
+    i = _command_word(argv, 0)
+    prefixes: list = []
+    while i < len(argv) and posixpath.basename(argv[i]) in PREFIXES:
+        n = prefix_words(argv[i], argv[i + 1:])
+        if n is None:
+            return None
+        prefixes.append(posixpath.basename(argv[i]))
+        i = _command_word(argv, i + 1 + n)
+    return Effective(i, tuple(prefixes)) if i < len(argv) else None
+
+
+_REDIRECTION = re.compile(r"(\d*|&)(>>?|<<?-?|<<<|>&|<&|>\|)(.*)", re.S)
+
+
+def _command_word(argv: list, i: int) -> int:
+    """The first word from i that is not an assignment or a redirection."""
+    while i < len(argv):
+        m = _REDIRECTION.fullmatch(argv[i])
+        if m:
+            i += 1 if m.group(3) else 2    # `> log` is two words
+        elif _ASSIGNMENT.match(argv[i]):
+            i += 1
+        else:
+            break
+    return i
+
+
+def command_argv(argv: list, builtin: bool = False) -> list:
+    """The words from the command that `argv` really runs (see effective_command); []
+    when none. `builtin=True` for cd, ulimit, source ...: [] unless it acts on this
+    shell (`srun ulimit -n 4096` changes nothing here)."""
+    eff = effective_command(argv)
+    if eff is None or (builtin and not eff.in_this_shell):
+        return []
+    return argv[eff.start:]

@@ -6,18 +6,24 @@ import os
 from pathlib import Path
 from typing import Optional
 
+from doctor import fs
+
 MAX_SOURCE_BYTES = 1_000_000
 
 
 def python_sources(job) -> list:
     """The repo's .py files (git's view), skipping huge generated ones."""
-    return [p for p in job.repo_files({".py"}) if p.stat().st_size <= MAX_SOURCE_BYTES]
+    return [p for p in job.repo_files({".py"})
+            if (st := fs.stat(p, job.unreadable)) and st.st_size <= MAX_SOURCE_BYTES]
 
 
-def _parse(path: Path) -> Optional[ast.AST]:
+def _parse(path: Path, log: fs.Log = None) -> Optional[ast.AST]:
+    source = fs.read_bytes(path, log)
+    if source is None:
+        return None
     try:
-        return ast.parse(path.read_bytes(), filename=str(path))
-    except (SyntaxError, ValueError, OSError, RecursionError):
+        return ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError):
         return None
 
 
@@ -25,7 +31,7 @@ def python_trees(job) -> list:
     """[(path, AST)] of the repo's Python sources that parse (never imports them).
     Parsed once per run, whichever check asks first: several checks read the code."""
     def parse_all() -> list:
-        return [(p, t) for p in python_sources(job) if (t := _parse(p)) is not None]
+        return [(p, t) for p in python_sources(job) if (t := _parse(p, job.unreadable)) is not None]
     return job.memo("python_trees", parse_all)
 
 
@@ -36,7 +42,7 @@ def tree_of(job, path: Path) -> Optional[ast.AST]:
     trees = job.memoized("python_trees")
     if trees is not None:
         return next((t for p, t in trees if Path(os.path.normpath(p)) == path), None)
-    return job.memo(("python_tree", str(path)), lambda: _parse(path))
+    return job.memo(("python_tree", str(path)), lambda: _parse(path, job.unreadable))
 
 
 def trees_mentioning(job, *needles: bytes) -> list:
@@ -48,9 +54,8 @@ def trees_mentioning(job, *needles: bytes) -> list:
         by_path = {os.path.normpath(p): t for p, t in parsed} if parsed is not None else None
         out = []
         for p in python_sources(job):
-            try:
-                text = p.read_bytes()
-            except OSError:
+            text = fs.read_bytes(p, job.unreadable)
+            if text is None:
                 continue
             if not any(n in text for n in needles):
                 continue

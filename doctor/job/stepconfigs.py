@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from doctor import fs
 from doctor.errors import InputError
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.hydra import compose
@@ -126,21 +127,21 @@ def _hydra_main_of(tree: ast.AST) -> Optional[tuple]:
 def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs) -> None:
     """Compose an entry's @hydra.main config with no overrides (its defaults)."""
     file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
-    if not file.is_file():
+    if not fs.is_file(file, job.unreadable):
         return
     try:
         comp = compose(config_dir, name, [])
     except (InputError, OSError, RecursionError):
         return
-    out.configs.append(ConfigFile(path=file.resolve(), rel=job.rel(file), data=comp.data))
-    out.replaces.append([p.resolve() for p in comp.files] or [file.resolve()])
+    out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
+    out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
 
 
 def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
              out: StepConfigs) -> None:
     config_dir, name = target
     file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
-    if not file.is_file():
+    if not fs.is_file(file, job.unreadable):
         out.missing.append((job.rel(file), step.script.rel, step.line))
         return
     overrides = [o for o in parsed.overrides if o.tool == "hydra"]
@@ -149,8 +150,8 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     except (InputError, OSError, RecursionError) as exc:
         out.notes.append(f"{step.where}: Hydra config {job.rel(file)} not composed ({exc})")
         return
-    out.configs.append(ConfigFile(path=file.resolve(), rel=job.rel(file), data=comp.data))
-    out.replaces.append([p.resolve() for p in comp.files] or [file.resolve()])
+    out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
+    out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
 
 
@@ -184,8 +185,8 @@ def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin:
         out.notes.append(f"{step.where}: configs not read ({exc})")
         return
     first = files[0][1]
-    out.configs.append(ConfigFile(path=first.resolve(), rel=job.rel(first), data=data))
-    out.replaces.append([p.resolve() for _, p in files])
+    out.configs.append(ConfigFile(path=Path(fs.realpath(first)), rel=job.rel(first), data=data))
+    out.replaces.append([Path(fs.realpath(p)) for _, p in files])
     out.notes += [f"{step.where}: {n}" for n in notes]
 
 
@@ -200,9 +201,9 @@ def _find(job: Any, written: str, cwd: Path, entry: Optional[Path]) -> Optional[
     entry's directory (LightningCLI examples), else the one repo file with that tail."""
     p = Path(written)
     if p.is_absolute():
-        return p if p.is_file() else None
+        return p if fs.is_file(p, job.unreadable) else None
     for base in (cwd, entry.parent if entry is not None else None, job.repo):
-        if base is not None and (base / p).is_file():
+        if base is not None and fs.is_file(base / p, job.unreadable):
             return base / p
     tail = written.lstrip("./")
     hits = [f for f in job.repo_files({".yaml", ".yml", ".json"})

@@ -27,21 +27,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from doctor import fs
 from doctor.errors import InputError
 from doctor.job.env import EnvState, EnvValue, JobEnv
 from doctor.job.launch import console_scripts
-from doctor.job.launchers import (ASSIGN, PYTHON, Count, leading_options, read_container,
+from doctor.job.launchers import (ASSIGN, PYTHON, Count, read_container,
                                   read_env_command, read_launcher, read_mpirun, read_srun,
                                   srun_export, word_of)
 from doctor.job.sbatch import SbatchScript, load_sbatch
-from doctor.job.shell import expand, split_commands, unquote
+from doctor.job.shell import PREFIXES, expand, prefix_words, split_commands, unquote
 
 SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
 CONTAINER_TOOLS = ("singularity", "apptainer")
-# Wrappers that run their arguments as a command; the value is how many option words
-# take a separate argument (skipped conservatively: every leading -word is an option).
-WRAPPERS = {"time", "nice", "nohup", "exec", "command", "stdbuf", "numactl", "taskset",
-            "ionice", "chrt", "setsid", "unbuffer", "xargs", "timeout"}
 MAX_DEPTH = 8
 # `module list`, `conda info` ... only print: they set nothing
 READ_ONLY_SUBCOMMANDS = {"list", "avail", "show", "display", "help", "spider", "whatis",
@@ -163,15 +160,14 @@ def _batch_counts(batch: Optional[SbatchScript]) -> dict:
         v = batch.number(key)
         d = batch.get(key)
         if v is not None and d is not None:
-            out[name] = Count(v, f"{batch.rel}:{d.line} (#SBATCH --{key})")
+            out[name] = Count(v, batch.where(d))
     if "ntasks" not in out and "nodes" in out and "tasks_per_node" in out:
         # sbatch exports the job's task count as SLURM_NTASKS, which srun reads as its -n
         out["ntasks"] = Count(out["nodes"].value * out["tasks_per_node"].value,
                               f"{out['nodes'].source} × {out['tasks_per_node'].source}")
     gpus = batch.gpus_per_node()
     if gpus:
-        out["gpus_per_node"] = Count(gpus[0],
-                                     f"{batch.rel}:{gpus[1].line} (#SBATCH --{gpus[1].key})")
+        out["gpus_per_node"] = Count(gpus[0], batch.where(gpus[1]))
     return out
 
 
@@ -260,8 +256,11 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
         word = word_of(words[i], local)
         base = os.path.basename(word)
         rest = words[i + 1:]
-        if base in WRAPPERS:
-            i += 1 + leading_options(rest, local)
+        if base in PREFIXES and base not in ("env", "srun"):   # timeout, nice, numactl ...
+            n = prefix_words(base, [word_of(w, local) for w in rest])
+            if n is None:
+                return
+            i += 1 + n
             continue
         if base == "env":
             i += 1 + read_env_command(rest, local, script, line)
@@ -418,7 +417,7 @@ def _resolve_path(ctx: _Ctx, text: str) -> Optional[Path]:
         os.path.isabs(ctx.cwd) else []
     cands += [ctx.job.repo / p] if not p.is_absolute() else []
     for c in cands:
-        if c.is_file():
+        if fs.is_file(c, ctx.job.unreadable):
             return c
     return _by_tail(ctx, text.lstrip("/"))
 

@@ -15,14 +15,14 @@ import sys
 from typing import Optional
 
 from doctor.probes import probe
-from doctor.proc import run_cmd
+from doctor.proc import NO_CWD_IMPORTS, run_cmd
 
 TORCH_TIMEOUT_S = 90.0  # importing torch from a network filesystem can take a while
 SMI_TIMEOUT_S = 15.0
 MARK = "@@doctor-torch-build@@"
 
 # Runs in the child. Prints one marked JSON line; torch may print warnings around it.
-TORCH_PROBE = r"""
+TORCH_PROBE = NO_CWD_IMPORTS + r"""
 import json, sys
 out = {"version": None, "cuda": None, "hip": None, "available": False,
        "device_count": 0, "devices": [], "error": None}

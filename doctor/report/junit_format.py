@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from doctor.report import where
+from doctor.report import printable_doc, where
 
-# XML 1.0 cannot carry most control characters, even escaped.
-_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# XML 1.0 cannot carry these even escaped (printable_doc shows every control character).
+_INVALID_XML = re.compile("[\ufffe\uffff]")
 
 
 def _text(value: object) -> str:
@@ -30,7 +30,7 @@ def _details(result: dict) -> str:
 
 
 def render(report) -> str:
-    doc = report.doc()
+    doc = printable_doc(report.doc())
     counts = doc["summary"]["counts"]
     total = str(len(doc["results"]))
     time_s = f"{doc['duration_s']:.3f}"

@@ -3,7 +3,8 @@
 Fit for a PR comment and for $GITHUB_STEP_SUMMARY (GitHub-flavoured Markdown).
 """
 from __future__ import annotations
-from doctor.report import where
+from doctor.report import printable_doc, where
+from doctor.model import unreadable_note
 
 ICONS = {"pass": "✅", "fail": "❌", "warn": "⚠️", "error": "💥", "skip": "⏭️"}
 MAX_FINDINGS = 20
@@ -19,13 +20,14 @@ def _shown(r: dict) -> str:
 
 
 def render(report) -> str:
-    doc = report.doc()
+    doc = printable_doc(report.doc())
     s = doc["summary"]
     counts = ", ".join(f"{n} {k}" for k, n in s["counts"].items() if n) or "no checks ran"
     out = [f"## {ICONS.get(s['status'], '')} doctor: {s['status']}".replace("  ", " "), "",
            f"{counts} in {doc['duration_s']:.2f}s — exit code {s['exit_code']}"
            + (f" — job {doc['host']['slurm_job_id']}" if doc["host"].get("slurm_job_id")
               else ""), ""]
+    out += [unreadable_note(doc), ""] if unreadable_note(doc) else []
     if doc["results"]:
         out += ["| | check | severity | result |", "|---|---|---|---|"]
         for r in doc["results"]:

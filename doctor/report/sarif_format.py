@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
+from doctor.report import printable
+
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://github.com/slurm-torch-doctor/doctor"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -22,7 +24,7 @@ def _rule(result: dict) -> dict:
 
     spec = get(result["id"])
     rule: dict = {"id": result["id"], "name": _camel(result["id"]),
-                  "shortDescription": {"text": result["title"]}}
+                  "shortDescription": {"text": printable(result["title"])}}
     if spec is not None:
         rule["fullDescription"] = {"text": spec.summary}
         rule["help"] = {"text": spec.doc, "markdown": spec.doc}
@@ -66,11 +68,13 @@ def _fallback_location(doc: dict) -> list:
 
 
 def _message(f: dict) -> str:
-    text = f["message"]
+    """The finding as a viewer shows it: message, fix and commands on lines of their own,
+    each escaped (printable) so that none can start another or hide in control codes."""
+    text = printable(f["message"])
     if f.get("fix"):
-        text += f"\nFix: {f['fix']}"
+        text += f"\nFix: {printable(f['fix'])}"
     if f.get("commands"):
-        text += "\n" + "\n".join(f"$ {c}" for c in f["commands"])
+        text += "\n" + "\n".join(f"$ {printable(c)}" for c in f["commands"])
     return text
 
 
@@ -96,7 +100,8 @@ def render(report) -> str:
                     res["properties"] = {"data": f["data"]}
                 results.append(res)
         elif r["status"] == "error":
-            notifications.append({"level": "error", "message": {"text": r["reason"] or "error"},
+            notifications.append({"level": "error",
+                                  "message": {"text": printable(r["reason"] or "error")},
                                   "associatedRule": {"id": r["id"], "index": index[r["id"]]}})
     repo = doc["inputs"].get("repo")
     run: dict = {

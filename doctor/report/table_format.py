@@ -4,7 +4,8 @@ from __future__ import annotations
 import textwrap
 
 from tabulate import tabulate
-from doctor.report import where
+from doctor.report import printable_doc, where
+from doctor.model import unreadable_note
 
 MAX_ROWS_PER_CHECK = 10
 WIDTH = 88
@@ -16,7 +17,7 @@ def _paint(text: str, status: str, color: bool) -> str:
 
 
 def render(report, color: bool = False) -> str:
-    doc = report.doc()
+    doc = printable_doc(report.doc())  # then the table's own line breaks and colours
     rows = []
     fixes = []
     for r in doc["results"]:
@@ -52,6 +53,7 @@ def render(report, color: bool = False) -> str:
     out.append(f"\n{_paint(s['status'].upper(), s['status'], color)}: {counts or 'nothing ran'}"
                f" in {doc['duration_s']:.2f}s (exit {s['exit_code']}). "
                "`doctor explain ID` says why a check matters.")
+    out += [unreadable_note(doc)] if unreadable_note(doc) else []
     return "\n".join(out) + "\n"
 
 

@@ -13,13 +13,14 @@ import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.model import Skip
-from doctor.proc import run_cmd
+from doctor.proc import CmdResult, run_cmd
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
@@ -27,6 +28,50 @@ HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
 ENV = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+# A repository's own .git/config and hooks can make git run commands, and git's docs put
+# them outside its security boundary (gitsecurityboundary(7): "Git repository
+# configuration and hooks are not covered by this guarantee"). The doctor runs git in
+# repositories it has not vetted, so every call overrides, from the command line (the
+# strongest scope, git-config(1) "protected configuration"), each setting that makes the
+# read-only commands below run something. Tried on git 2.39 with every setting pointing
+# at a script: core.fsmonitor runs for ls-files and check-attr (true would start a
+# daemon), log.showSignature runs gpg.program for git log on a signed commit, and no hook
+# may ever run. Filters (filter.*.clean/smudge/process) and diff drivers (diff.external,
+# textconv) run only when git hashes work-tree files or prints a patch (status, diff,
+# add, checkout, log -p), which the doctor never asks for. safe.directory is left to
+# git: a repository owned by someone else is refused, with git's message.
+SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "log.showSignature=false")
+
+
+def git_argv(repo: str, *args: str) -> list:
+    """The command line of `git args` in `repo`: the only way the doctor runs git."""
+    argv = ["git", "-C", repo]
+    for setting in SAFE_CONFIG:
+        argv += ["-c", setting]
+    return argv + list(args)
+
+
+def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) -> CmdResult:
+    """git in `repo` (see SAFE_CONFIG) with a deadline."""
+    return run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input)
+
+
+class GitError(RuntimeError):
+    """git could not read the repository (a corrupt object store or index): never read as
+    "nothing found"; the check that asked ends as an error with git's own message."""
+
+
+def _git_said(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return "; ".join(lines[:2])[:300] or "no message"
+
+
+def checked(res: CmdResult, what: str) -> CmdResult:
+    """`res` when git succeeded; GitError with git's message otherwise."""
+    if res.returncode != 0:
+        why = "timed out" if res.timed_out else f"failed: {_git_said(res.stderr)}"
+        raise GitError(f"git {what} {why}")
+    return res
 
 
 def is_elf_core(head: bytes) -> bool:
@@ -79,8 +124,7 @@ class GitRepo:
         self._lock = threading.Lock()
 
     def git(self, *args: str, timeout: Optional[float] = None, input: Optional[str] = None):
-        return run_cmd(["git", "-C", self.root, *args], timeout=timeout or self.timeout,
-                       env=ENV, input=input)
+        return run_git(self.root, *args, timeout=timeout or self.timeout, input=input)
 
     def _once(self, key: str, fn: Callable[[], Any]) -> Any:
         with self._lock:
@@ -100,9 +144,7 @@ class GitRepo:
         return self._once("index", self._index)
 
     def _index(self) -> list:
-        res = self.git("ls-files", "-z", "-s")
-        if res.returncode != 0:
-            raise Skip(f"git ls-files failed: {res.stderr.strip()[:200]}")
+        res = checked(self.git("ls-files", "-z", "-s"), "ls-files")
         entries = []
         for rec in res.stdout.split("\0"):
             if not rec:
@@ -123,7 +165,8 @@ class GitRepo:
         return self._once("untracked", self._untracked)
 
     def _untracked(self) -> list:
-        res = self.git("ls-files", "-z", "--others", "--exclude-standard")
+        res = checked(self.git("ls-files", "-z", "--others", "--exclude-standard"),
+                      "ls-files --others")
         out = []
         for path in (p for p in res.stdout.split("\0") if p):
             try:
@@ -138,14 +181,30 @@ class GitRepo:
         oids = list(dict.fromkeys(oids))
         if not oids:
             return {}
-        res = self.git("cat-file", "--batch-check=%(objectname) %(objectsize)",
-                       input="\n".join(oids) + "\n")
+        res = checked(self.git("cat-file", "--batch-check=%(objectname) %(objectsize)",
+                               input="\n".join(oids) + "\n"), "cat-file --batch-check")
         out = {}
+        missing = []
         for line in res.stdout.splitlines():
             parts = line.split(" ")
             if len(parts) == 2 and parts[1].isdigit():
                 out[parts[0]] = int(parts[1])
+            elif len(parts) == 2 and parts[1] == "missing":
+                missing.append(parts[0])
+        self._unreadable(missing, "the index")
         return out
+
+    def _unreadable(self, oids: list, named_by: str) -> None:
+        """GitError when objects that the index or history names cannot be read (a missing
+        or corrupt object file), unless this is a partial clone, which lacks some by design."""
+        if not oids or self.git("config", "--get", "extensions.partialClone",
+                                timeout=10).stdout.strip():
+            return
+        raise GitError(
+            f"the repository is corrupt: git cannot read {len(oids)} object(s) that "
+            f"{named_by} names (e.g. {oids[0]}: missing or corrupt); a clone, push or rsync "
+            "of it fails or copies broken files. `git fsck` lists them; restore them from "
+            "another clone")
 
     def lfs_paths(self, paths: Iterable[str]) -> set:
         """The paths whose `filter` attribute is lfs (Git LFS tracks them)."""
@@ -169,16 +228,20 @@ class GitRepo:
         # rev-list names each object once, by the first path it meets: limit the walk to
         # the scanned directory so that a blob shared with a path outside it is not lost.
         limit = ["--", "."] if self.prefix else []
-        out = _pipe([["git", "-C", self.root, "rev-list", "--objects", "--all", *limit],
-                     ["git", "-C", self.root, "cat-file", fmt]], self.timeout)
+        out = _pipe([git_argv(self.root, "rev-list", "--objects", "--all", *limit),
+                     git_argv(self.root, "cat-file", fmt)], self.timeout)
         blobs = []
+        missing = []
         for line in out.split(b"\n"):
+            if line.endswith(b" missing"):
+                missing.append(line.split(b" ")[0].decode("ascii", "replace"))
             if not line.startswith(b"blob "):
                 continue
             parts = line.split(b" ", 3)
             if len(parts) == 4 and parts[3]:
                 blobs.append((parts[3].decode("utf-8", "surrogateescape"),
                               parts[1].decode(), int(parts[2])))
+        self._unreadable(missing, "the history")
         return blobs
 
     def added_in(self, paths: Iterable[str]) -> dict:
@@ -186,9 +249,9 @@ class GitRepo:
         paths = sorted(set(paths))
         if not paths:
             return {}
-        res = self.git("log", "--all", "--format=commit %H", "--raw", "--no-abbrev",
-                       "--no-renames", "-z", "--diff-filter=AM", "--", *[":(top,literal)" + p
-                                                                    for p in paths])
+        res = checked(self.git("log", "--all", "--format=commit %H", "--raw", "--no-abbrev",
+                               "--no-renames", "-z", "--diff-filter=AM", "--",
+                               *[":(top,literal)" + p for p in paths]), "log")
         out: dict = {}
         commit = None
         fields = res.stdout.split("\0")
@@ -208,7 +271,7 @@ class GitRepo:
 
     def blob_head(self, oid: str, n: int = HEADER_BYTES) -> bytes:
         """The first n bytes of a blob, without reading the rest of it."""
-        return _read_head(["git", "-C", self.root, "cat-file", "blob", oid], n, 10.0)
+        return _read_head(git_argv(self.root, "cat-file", "blob", oid), n, 10.0)
 
 
 def repo_for(job: Any) -> GitRepo:
@@ -219,8 +282,9 @@ def repo_for(job: Any) -> GitRepo:
 def _pipe(argvs: list, timeout: float) -> bytes:
     """argv1 | argv2 with one deadline for both; both killed on timeout."""
     procs: list = []
+    errors = tempfile.TemporaryFile()   # unlinked already: nothing is left behind
     try:
-        first = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        first = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=errors,
                                  stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)
         procs.append(first)
         second = subprocess.Popen(argvs[1], stdin=first.stdout, stdout=subprocess.PIPE,
@@ -231,11 +295,14 @@ def _pipe(argvs: list, timeout: float) -> bytes:
         out, _ = second.communicate(timeout=timeout)
         first.wait(timeout=max(1.0, timeout))
         if first.returncode != 0:
-            raise Skip("git rev-list --objects --all failed (a shallow or broken repository?)")
+            errors.seek(0)
+            said = _git_said(errors.read(64 * 1024).decode("utf-8", "replace"))
+            raise GitError(f"git rev-list --objects --all failed: {said}")
         return out
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"history scan took longer than {timeout:.0f}s") from None
     finally:
+        errors.close()
         for p in procs:
             if p.poll() is None:
                 _kill(p)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 from doctor.smoke.launcher import DOCTOR_ROOT, RankOutcome, SmokeRun
+from doctor import fs
 
 # A rank that failed with one of these only gave up on a peer (it is a
 # consequence when another rank failed for a reason of its own).
@@ -72,8 +73,8 @@ class RankFailure:
 def _rel(path: str, repo: Path) -> str:
     """Repo-relative for the user's files, package-relative for libraries and the doctor."""
     try:
-        return str(Path(path).resolve().relative_to(repo))
-    except (ValueError, OSError):
+        return str(Path(fs.realpath(path)).relative_to(repo))
+    except ValueError:
         pass
     for marker in ("site-packages" + os.sep, "dist-packages" + os.sep, DOCTOR_ROOT + os.sep):
         if marker in path:

@@ -2,10 +2,12 @@
 
 Runs in the doctor's own process, so it never imports torch: each rank is a
 plain subprocess (`python -m doctor.smoke.worker`) with the torch.distributed
-environment, in its own session (so killing its process group also kills
-anything it forked), with the repo and src/ importable. Everything the ranks
+environment and the repo and src/ importable, started by its own reaper
+(doctor/smoke/reaper.py) in a session of its own: ending the reaper ends the rank
+and everything it started, even what left the session. Everything the ranks
 write goes to one temp dir that `cleanup()` removes; `cleanup()` is safe to
-call from another thread (the runner calls it on Ctrl-C) and more than once.
+call from another thread (the runner calls it on SIGINT, SIGTERM and SIGHUP) and
+more than once.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
+from doctor import proc as doctor_proc
 from doctor.smoke import protocol as P
 
 POLL_S = 0.02
@@ -31,6 +34,8 @@ POLL_S = 0.02
 GRACE_S = 2.0
 DUMP_WAIT_S = 1.0   # how long a SIGUSR1 stack dump may take
 PORT_ATTEMPTS = 3
+END_WAIT_S = 15.0   # for a reaper to end its rank's processes (its own limit is 10 s)
+REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
 DOCTOR_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
@@ -115,7 +120,8 @@ class Launcher:
         self.plan = plan
         self.port = port or free_port()
         self.dir: Optional[Path] = None
-        self.procs: list = []
+        self.procs: list = []               # the ranks' reapers
+        self.exits: dict = {}               # rank -> (pid, returncode), once ended
         self.stopped: dict = {}
         self.ended: dict = {}
         self.deadline_hit = False
@@ -156,7 +162,7 @@ class Launcher:
 
     def start(self) -> None:
         with self._lock:
-            if self._closed:
+            if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the smoke was cancelled")
             self.dir = Path(tempfile.mkdtemp(prefix="doctor-smoke-"))
             (self.dir / "tmp").mkdir()
@@ -166,7 +172,8 @@ class Launcher:
                 out = open(P.output_file(self.dir, rank), "wb")
                 try:
                     proc = subprocess.Popen(
-                        [self.plan.python, "-m", "doctor.smoke.worker"],
+                        [sys.executable, "-I", "-S", REAPER, str(P.exit_file(self.dir, rank)),
+                         self.plan.python, "-m", "doctor.smoke.worker"],
                         cwd=str(self.plan.repo), env=self.env_for(rank, deadline),
                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
                         start_new_session=True)
@@ -183,13 +190,13 @@ class Launcher:
         while True:
             now = time.time()
             alive = []
-            for rank, proc in enumerate(self.procs):
-                rc = proc.poll()
-                if rc is None:
+            for rank in range(len(self.procs)):
+                done = self.exit_of(rank)
+                if done is None:
                     alive.append(rank)
                 elif rank not in self.ended:
                     self.ended[rank] = now
-                    if rc != 0 and first_failure is None:
+                    if done[1] != 0 and first_failure is None:
                         first_failure = now
             if not alive or self._closed:
                 return
@@ -202,8 +209,22 @@ class Launcher:
                 return
             time.sleep(POLL_S)
 
+    def exit_of(self, rank: int) -> Optional[tuple]:
+        """(pid, returncode) of the rank once its reaper has ended it, else None."""
+        if rank in self.exits:
+            return self.exits[rank]
+        proc = self.procs[rank]
+        if proc.poll() is None:
+            return None
+        try:
+            done = json.loads(_read(P.exit_file(self.dir, rank)) if self.dir else "")
+            self.exits[rank] = (int(done["pid"]), done["returncode"])
+        except (ValueError, KeyError, TypeError):  # the reaper itself was killed
+            self.exits[rank] = (proc.pid, proc.returncode)
+        return self.exits[rank]
+
     def stop(self, ranks: list, reason: str) -> None:
-        """Ask each rank for its stacks (SIGUSR1 → faulthandler), then kill its group."""
+        """Ask each rank for its stacks (SIGUSR1 → faulthandler), then end it."""
         asked = []
         for rank in ranks:
             proc = self.procs[rank]
@@ -227,12 +248,21 @@ class Launcher:
         for rank in ranks:
             if self.procs[rank].poll() is None:  # it may have given up on its own meanwhile
                 self.stopped.setdefault(rank, reason)
-            self._kill(self.procs[rank])
+            self._end(self.procs[rank])
             self.ended.setdefault(rank, time.time())
 
     @staticmethod
-    def _kill(proc: subprocess.Popen) -> None:
+    def _end(proc: subprocess.Popen) -> None:
+        """Tell the reaper to kill its rank and all the rank started; wait until it has."""
+        if proc.poll() is not None:
+            return  # it has: a reaper exits only once everything it watched has ended
+        proc.send_signal(signal.SIGTERM)
         try:
+            proc.wait(timeout=END_WAIT_S)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        try:  # a reaper that does not answer: its process group, at least
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
@@ -244,10 +274,12 @@ class Launcher:
     # ---- collect and clean up -----------------------------------------
     def collect(self) -> list:
         out = []
-        for rank, proc in enumerate(self.procs):
-            assert self.dir is not None
+        for rank in range(len(self.procs)):
+            if self.dir is None:
+                raise RuntimeError("the smoke was cancelled")
+            pid, returncode = self.exit_of(rank) or (self.procs[rank].pid, None)
             out.append(RankOutcome(
-                rank=rank, pid=proc.pid, returncode=proc.returncode,
+                rank=rank, pid=pid, returncode=returncode,
                 ended_at=self.ended.get(rank), stopped=self.stopped.get(rank),
                 events=_read_events(P.events_file(self.dir, rank)),
                 fault_dump=_read(P.fault_file(self.dir, rank)),
@@ -257,17 +289,15 @@ class Launcher:
         return out
 
     def cleanup(self) -> None:
-        """Kill every rank's process group, reap them, remove the temp dir. Idempotent."""
-        with self._lock:
+        """End every rank and all it started, remove the temp dir. Idempotent; no signal
+        cuts it short."""
+        with doctor_proc.shielded(), self._lock:
             self._closed = True
             for proc in self.procs:
-                if proc.returncode is None:
-                    self._kill(proc)
-                else:  # exited, but something it forked may still run in its group
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
+                proc.send_signal(signal.SIGTERM)  # all of them at once, then wait for each
+            for rank, proc in enumerate(self.procs):
+                self._end(proc)
+                self.exit_of(rank)
             if self.dir is not None:
                 shutil.rmtree(self.dir, ignore_errors=True)
                 self.dir = None

@@ -15,7 +15,7 @@ ENV_SHAPE = "DOCTOR_SMOKE_INPUT_SHAPE"  # JSON list, empty when not set
 ENV_BACKEND = "DOCTOR_SMOKE_BACKEND"    # requested: auto, gloo or nccl
 ENV_DEADLINE = "DOCTOR_SMOKE_DEADLINE"  # epoch seconds when the launcher kills the ranks
 ENV_PG_TIMEOUT = "DOCTOR_SMOKE_PG_TIMEOUT"  # seconds, the process group's own timeout
-ENV_PARENT = "DOCTOR_SMOKE_PARENT"      # the launcher's pid (ranks die with it)
+ENV_PARENT = "DOCTOR_SMOKE_PARENT"      # the parent's pid (each process dies with its parent)
 ENV_STEPS = "DOCTOR_SMOKE_STEPS"
 
 STEPS = 2  # the second step is the one that catches unused parameters
@@ -44,6 +44,11 @@ def usr1_file(run_dir: PathLike, rank: int) -> Path:
 def output_file(run_dir: PathLike, rank: int) -> Path:
     """The rank's stdout and stderr."""
     return Path(run_dir) / f"rank{rank}.out"
+
+
+def exit_file(run_dir: PathLike, rank: int) -> Path:
+    """The rank's pid and exit code, written by its reaper once everything has ended."""
+    return Path(run_dir) / f"rank{rank}.exit"
 
 
 def choose_backend(requested: Optional[str], gpus: int, world_size: int) -> tuple:

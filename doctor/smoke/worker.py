@@ -49,7 +49,7 @@ def arm_faulthandler() -> None:
 
 
 def die_with_parent() -> None:
-    """If the doctor is killed outright (SIGKILL), take this rank with it."""
+    """If the rank's parent (its reaper) is killed outright (SIGKILL), take the rank with it."""
     parent = int(os.environ.get(P.ENV_PARENT, "0") or 0)
     if not sys.platform.startswith("linux") or not parent:
         return

@@ -1,0 +1,179 @@
+"""The one way the doctor reads the filesystem: nothing here raises OSError.
+
+A path that does not exist is just absent. A path the doctor cannot read (no
+permission, a symlink loop, a name too long, an I/O error) is skipped and
+noted in the run's `Unreadable`, which the report counts in
+`facts.unreadable`: one entry it cannot see is never fatal.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat as _stat
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+from doctor.errors import InputError
+
+# errnos that mean "not there", not "could not be read"
+ABSENT = {errno.ENOENT, errno.ENOTDIR}
+MAX_KEPT = 1000      # paths remembered (the count goes on)
+MAX_EXAMPLES = 5     # paths the report names
+
+
+class Unreadable:
+    """What a run could not read: path → reason, thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._paths: dict = {}
+        self._count = 0
+
+    def note(self, path: Any, exc: OSError) -> None:
+        """Record `path` unless `exc` says it simply does not exist."""
+        if exc.errno in ABSENT:
+            return
+        key = os.fspath(path)
+        with self._lock:
+            if key in self._paths:
+                return
+            self._count += 1
+            if len(self._paths) < MAX_KEPT:
+                self._paths[key] = exc.strerror or type(exc).__name__
+
+    def __len__(self) -> int:
+        return self._count
+
+    def items(self) -> list:
+        """[(path, reason)] sorted by path (the first MAX_KEPT noted)."""
+        with self._lock:
+            return sorted(self._paths.items())
+
+
+Log = Optional[Unreadable]
+
+
+def _note(log: Log, path: Any, exc: OSError) -> None:
+    if log is not None:
+        log.note(path, exc)
+
+
+def stat(path: Any, log: Log = None, *, follow: bool = True) -> Optional[os.stat_result]:
+    """os.stat, or None when the path is absent or unreadable (noted in `log`)."""
+    try:
+        return os.stat(path, follow_symlinks=follow)
+    except OSError as exc:
+        _note(log, path, exc)
+    except ValueError:  # an embedded NUL byte: no such path
+        pass
+    return None
+
+
+def is_file(path: Any, log: Log = None) -> bool:
+    """A regular file (after symlinks) that the doctor can stat."""
+    st = stat(path, log)
+    return st is not None and _stat.S_ISREG(st.st_mode)
+
+
+def is_dir(path: Any, log: Log = None) -> bool:
+    st = stat(path, log)
+    return st is not None and _stat.S_ISDIR(st.st_mode)
+
+
+def read_bytes(path: Any, log: Log = None, limit: Optional[int] = None) -> Optional[bytes]:
+    """The first `limit` bytes (all when None) of a regular file, else None. Opened
+    without blocking and checked after the open, so a FIFO or device never hangs it."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        _note(log, path, exc)
+        return None
+    except ValueError:
+        return None
+    try:
+        with open(fd, "rb", closefd=True) as fh:
+            if not _stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            return fh.read() if limit is None else fh.read(limit)
+    except OSError as exc:  # EIO, or EAGAIN from a /proc file such as kmsg
+        _note(log, path, exc)
+        return None
+
+
+def read_text(path: Any, log: Log = None, limit: Optional[int] = None) -> Optional[str]:
+    """read_bytes decoded as UTF-8 (undecodable bytes replaced), else None."""
+    raw = read_bytes(path, log, limit)
+    return None if raw is None else raw.decode("utf-8", "replace")
+
+
+def entries(path: Any, log: Log = None) -> list:
+    """The directory's entries as sorted Paths ([] when it cannot be listed)."""
+    try:
+        return sorted(Path(path) / name for name in os.listdir(path))
+    except OSError as exc:
+        _note(log, path, exc)
+    except ValueError:
+        pass
+    return []
+
+
+def walk(top: Any, log: Log = None, prune: Iterable[str] = ()) -> Iterator[tuple]:
+    """os.walk (top-down, sorted, symlinked directories not followed), skipping the
+    directory names in `prune` and hidden ones; a directory it cannot list is noted."""
+    pruned = set(prune)
+    for root, dirs, files in os.walk(top, onerror=lambda e: _note(log, e.filename, e)):
+        dirs[:] = sorted(d for d in dirs if d not in pruned and not d.startswith("."))
+        yield root, dirs, sorted(files)
+
+
+def glob(root: Path, pattern: str, log: Log = None) -> list:
+    """Files matching `pattern` as Path.glob matches it (relative to `root`, or
+    absolute), sorted; what cannot be listed or stat'ed is noted and left out."""
+    base = Path(root)
+    if os.path.isabs(pattern):
+        base = Path(Path(pattern).anchor)
+        pattern = str(Path(*Path(pattern).parts[1:])) if len(Path(pattern).parts) > 1 else ""
+    hits: list = []
+    try:
+        for hit in base.glob(pattern):
+            hits.append(hit)
+    except OSError as exc:
+        _note(log, exc.filename or base, exc)
+    except (ValueError, NotImplementedError, RecursionError):  # "" or a bad pattern
+        pass
+    return sorted(p for p in hits if is_file(p, log))
+
+
+def realpath(path: Any) -> str:
+    """os.path.realpath that never raises (Path.resolve raises on a symlink loop)."""
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.path.abspath(path) if os.path.isabs(path) else os.fspath(path)
+
+
+def cwd() -> Path:
+    """The current directory; an InputError (exit 2) when it no longer exists."""
+    try:
+        return Path.cwd()
+    except OSError as exc:
+        raise InputError(f"cannot use the current directory: {exc.strerror} (was it "
+                         "deleted? cd to an existing directory or pass absolute paths)") from None
+
+
+def readable_dir(path: Path, kind: str) -> Path:
+    """`path` as a directory the doctor can list and enter; else one InputError line."""
+    try:
+        if not _stat.S_ISDIR(os.stat(path).st_mode):
+            raise InputError(f"{kind} is not a directory: {path}")
+        with os.scandir(path) as it:
+            next(it, None)
+        os.stat(os.path.join(path, "."))  # needs search (x) permission too
+    except FileNotFoundError:
+        raise InputError(f"{kind} does not exist: {path}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {kind} {path}: {exc.strerror}") from None
+    except ValueError:
+        raise InputError(f"{kind} is not a valid path: {path!r}") from None
+    return path
