@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
+from doctor.job.shell import unquote
 from doctor.job.stepconfigs import step_configs
 
 DEVICE_KEYS = ("devices", "gpus")
@@ -103,8 +104,10 @@ def _hydra_overrides(script) -> dict:
     """{group: option} from command words such as `trainer=ddp` or `+launcher=slurm`."""
     out = {}
     for cmd in script.commands:
-        for word in cmd.argv[1:]:
-            m = _OVERRIDE.match(word)
+        for raw in cmd.words[1:]:
+            if "=" not in raw:  # most words: no need to unquote them (a 1M-line script)
+                continue
+            m = _OVERRIDE.match(unquote(raw))
             if m:
                 out[m.group(1).rsplit("/", 1)[-1]] = _option(m.group(2))
     return out

@@ -40,6 +40,17 @@ def test_exit_1_on_failure_with_location_fix_and_commands(pack):
     assert "$ echo fix" in table.stdout and "\033[" not in table.stdout
 
 
+def test_time_in_shared_work_is_not_charged_to_a_checks_deadline(pack):
+    """The deadline is for hangs: a check that waits 2.5 s for an input the job reads once
+    for every check (job.memo) passes within its 1 s deadline, while test-hang, whose own
+    work hangs, still times out after 1 s."""
+    env, repo = pack
+    code, doc = run_json("--repo", str(repo), "--only", "test-slow-shared,test-hang", env=env)
+    assert result_of(doc, "test-slow-shared")["status"] == "pass"
+    assert result_of(doc, "test-hang")["reason"] == "timed out after 1s"
+    assert code == 3
+
+
 def test_hang_and_crash_become_errors_and_the_run_finishes(pack):
     env, repo = pack
     t0 = time.monotonic()

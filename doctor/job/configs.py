@@ -56,11 +56,11 @@ def _construct_mapping(loader: Any, node: yaml.MappingNode) -> LineDict:
     out.key_lines = {}
     written: set = set()
     for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):  # as yaml.safe_load and OmegaConf do
+            raise yaml.constructor.ConstructorError(
+                None, None, "a mapping or list used as a key (the job's YAML loader refuses "
+                "it: found unhashable key)", key_node.start_mark)
         key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            key = str(key)
         line = key_node.start_mark.line + 1
         if id(key_node) in explicit:
             if key in written:  # PyYAML keeps the last silently; OmegaConf refuses the file

@@ -11,8 +11,10 @@ import os
 import re
 import subprocess
 import threading
+import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 from doctor import fs
 from doctor.job.configs import ConfigFile, load_yaml_text
@@ -72,6 +74,7 @@ class Job:
         self._locks: dict = {}
         self._lock = threading.Lock()
         self._memo: dict = {}
+        self._shared: dict = {}  # thread id -> _SharedClock
         self._cleanups: list = []
         # the files as written; `configs` is what the job's steps read of them
         self.config_files: list = [self._load_config(p) for p in self._config_paths(configs)]
@@ -165,12 +168,31 @@ class Job:
             return self._overrides[name]
         if name not in PROBES and name not in self._facts:  # recorded facts have no probe
             raise KeyError(f"no probe for fact {name!r}")
-        return self._once(self._facts, name, lambda: PROBES[name](self))
+        with self._clock().paused():  # a probe touches the world: a hang is the check's
+            return self._once(self._facts, name, lambda: PROBES[name](self))
 
     def memo(self, key: Any, compute: Callable[[], Any]) -> Any:
         """Derived data several checks share (the file list, parsed sources), computed
-        once per run; unlike facts, it is not part of the report."""
-        return self._once(self._memo, key, compute)
+        once per run; unlike facts, it is not part of the report. The time a check spends
+        here (computing, or waiting for the thread that computes) is not charged to its
+        deadline: reading a big repo once is not a hang (see shared_seconds)."""
+        try:
+            return self._memo[key]  # computed already (a dict read is atomic)
+        except KeyError:
+            pass
+        with self._clock().running():
+            return self._once(self._memo, key, compute)
+
+    def _clock(self) -> "_SharedClock":
+        ident = threading.get_ident()
+        with self._lock:
+            return self._shared.setdefault(ident, _SharedClock())
+
+    def shared_seconds(self, thread_id: Optional[int]) -> float:
+        """Seconds the thread has spent in shared work (memo), up to now."""
+        with self._lock:
+            clock = self._shared.get(thread_id)
+        return clock.seconds() if clock else 0.0
 
     def memoized(self, key: Any) -> Any:
         """What `memo(key, ...)` already computed, or None (computes nothing)."""
@@ -355,3 +377,41 @@ def _unique(paths: Iterable) -> list:
             out.append(Path(p))
     return out
 
+
+class _SharedClock:
+    """One thread's time inside `Job.memo`, less the probes it waited for there."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.since: Optional[float] = None
+        self.depth = 0
+
+    def seconds(self) -> float:
+        since = self.since
+        return self.total + (time.monotonic() - since if since is not None else 0.0)
+
+    def _stop(self) -> None:
+        if self.since is not None:
+            self.total += time.monotonic() - self.since
+            self.since = None
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        if self.depth == 0:
+            self.since = time.monotonic()
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+            if self.depth == 0:
+                self._stop()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        self._stop()
+        try:
+            yield
+        finally:
+            if self.depth > 0:
+                self.since = time.monotonic()

@@ -45,6 +45,13 @@ def test_hang(job):
     time.sleep(600)
 
 
+@check("test-slow-shared", title="waits 2 s for shared work", severity="error",
+       needs=("repo",), timeout=1)
+@_doc("Reads a slow shared input (as a 1M-line script's steps are) within a 1 s deadline.")
+def test_slow_shared(job):
+    job.memo("test-slow-input", lambda: time.sleep(2.5))
+
+
 @check("test-crash", title="crashes", severity="error", needs=("node",))
 @_doc("Raises.")
 def test_crash(job):
