@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -82,7 +83,7 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 f"for {where}: expect OOM well below the GPU's memory from fragmentation",
                 location=env_location(win) or (Location(script.rel) if script else None),
                 fix="Enable expandable segments in the job script.",
-                commands=(f"export PYTORCH_HIP_ALLOC_CONF={new}",),
+                commands=(f"export PYTORCH_HIP_ALLOC_CONF={shlex.quote(new)}",),
                 data=dict(data, kind="missing"))
         elif tv and tv < ROCM_SINCE:
             yield Finding(

@@ -1,6 +1,8 @@
 """NCCL/c10d settings that torch renamed, ignores, or that cannot take effect."""
 from __future__ import annotations
 
+import shlex
+
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
@@ -92,7 +94,7 @@ def _renamed(name: str, value: Optional[str], where: str, loc) -> Finding:
     shown = value if value is not None else "1"
     return Finding(f"{name} is deprecated since torch 2.2 (set at {where}); use {new}",
                    location=loc, fix=f"Rename the variable to {new}.",
-                   commands=(f"export {new}={shown}",),
+                   commands=(f"export {new}={shlex.quote(shown)}",),
                    data={"variable": name, "replacement": new, "kind": "renamed"})
 
 

@@ -170,3 +170,24 @@ def test_error_lines_escape_the_path_they_echo(tmp_path):
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
         assert not RAW.search(proc.stderr.rstrip("\n")), proc.stderr
         assert "\\x1b" in proc.stderr, proc.stderr
+
+
+def test_backticks_in_a_fix_command_cannot_close_the_markdown_code_block(tmp_path):
+    """A PR comment renders the fix commands in a ```sh block; a value from the job
+    script holding ``` (here an export's value) would end the block early and turn the
+    rest of the command into Markdown. The fence is longer than any backtick run."""
+    (tmp_path / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\nexport NCCL_ASYNC_ERROR_HANDLING='1```x'\n"
+        "srun python train.py\n")
+    proc = run_doctor("run", "--static", "--repo", str(tmp_path), "--sbatch",
+                      str(tmp_path / "job.sbatch"), "--only", "nccl-env-deprecated",
+                      "--format", "markdown")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().endswith("sh")
+                 and line.strip().startswith("```"))
+    fence = lines[start].strip()[:-2]
+    assert len(fence) > 3
+    body = lines[start + 1:lines.index(f"  {fence}", start + 1)]
+    # the command is one a shell runs as written: the value stays quoted
+    assert body == ["  export TORCH_NCCL_ASYNC_ERROR_HANDLING='1```x'"]

@@ -3,6 +3,8 @@
 Fit for a PR comment and for $GITHUB_STEP_SUMMARY (GitHub-flavoured Markdown).
 """
 from __future__ import annotations
+
+import re
 from doctor.report import printable_doc, where
 from doctor.model import unreadable_note
 
@@ -53,9 +55,17 @@ def render(report) -> str:
             if f.get("fix"):
                 out.append(f"  - **Fix:** {f['fix']}")
             if f.get("commands"):
-                out += ["", "  ```sh", *[f"  {c}" for c in f["commands"]], "  ```", ""]
+                fence = _fence(f["commands"])
+                out += ["", f"  {fence}sh", *[f"  {c}" for c in f["commands"]], f"  {fence}", ""]
         if len(r["findings"]) > MAX_FINDINGS:
             out.append(f"- … and {len(r['findings']) - MAX_FINDINGS} more "
                        "(the JSON report lists them all)")
         out += ["", f"`doctor explain {r['id']}` says why it matters.", ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _fence(lines: list) -> str:
+    """A code fence longer than any run of backticks in the block (CommonMark), so a
+    command holding ``` cannot close it early and turn the rest into Markdown."""
+    longest = max((len(m) for line in lines for m in re.findall(r"`+", line)), default=0)
+    return "`" * max(3, longest + 1)
