@@ -16,13 +16,16 @@ itself (in a background thread that overlaps the checks): the store is a few
 C++ threads, nothing that can hang or touch a GPU, and a child process would
 add a second rendezvous (parent ↔ child) for no gain.
 
-Per task: connect (rank 0: listen) → `hello/<rank>` with its node name →
-`beat/<rank>` counter bumped every second → run the checks → `doc/<rank>`
-(the zlib-compressed, already secret-masked JSON report plus the node's
-facts) → `done` counter. Rank 0 declares a node missing when it never said
-hello within the timeout, when its heartbeat stops for a third of it (killed,
-node down), or when it is still running `timeout` seconds after rank 0's own
-checks ended (every node runs the same checks with the same deadlines).
+Per task: connect (rank 0: raise its open-file limit, one socket per node,
+then listen) → `hello/<rank>` with its node name, its rank on the `joined`
+list → `beat/<rank>` counter bumped every second → run the checks →
+`doc/<rank>` (the zlib-compressed, already secret-masked report plus the
+node's facts) → its rank on the `sent` list. Rank 0 reads the lists and
+fetches documents and heartbeats with one multi-get per scan. It declares a
+node missing when it never joined within the timeout, when its heartbeat
+stops for a third of it (killed, node down), or when it is still running
+`timeout` seconds after rank 0's own checks ended (every node runs the same
+checks with the same deadlines). docs/scaling.md has the figures.
 
 Test-only hook: DOCTOR_FAKE_FACTS='{"torch_version": "2.4.0+rocm6.1"}' replaces
 this node's gathered facts (see `node_facts`); the node's entry in the report

@@ -1,9 +1,17 @@
-"""The transport: this task's side of the TCPStore on task 0's node."""
+"""The transport: this task's side of the TCPStore on task 0's node.
+
+Keys under the plan's prefix: `hello/<rank>` (who joined), `beat/<rank>` (a
+counter bumped every BEAT_S), `doc/<rank>` (the packed report), and two
+append-only lists of ranks, `joined` and `sent`. Task 0 reads the lists and
+fetches the heartbeats or documents of many ranks with one `multi_get`, so a
+scan costs a few requests whatever the node count.
+"""
 from __future__ import annotations
 
 import datetime as dt
 import json
 import os
+import resource
 import socket
 import threading
 import time
@@ -11,6 +19,27 @@ import zlib
 from typing import Any, Optional
 
 from doctor.multinode.plan import BEAT_S, GatherPlan
+
+OWN_FDS = 256      # task 0's own files, pipes and sockets, besides one socket per node
+BATCH = 512        # documents per multi_get (bounds one reply at a few MiB)
+
+
+def raise_fd_limit(world: int) -> Optional[str]:
+    """Task 0's store holds one socket per node: raise the soft RLIMIT_NOFILE for it (up to
+    the hard limit) → None, or why some nodes cannot join (the hard limit is too low)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = world + OWN_FDS
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return None
+    new = need if hard == resource.RLIM_INFINITY else min(need, hard)
+    if new > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+    if new >= need:
+        return None
+    return (f"task 0 may open only {hard} files (hard limit, `ulimit -Hn`), fewer than the "
+            f"{need} that {world} nodes need (one socket each + {OWN_FDS}); nodes beyond "
+            f"about {max(hard - OWN_FDS, 0)} cannot join: raise the hard open-file limit "
+            "where srun starts the step (docs/scaling.md)")
 
 
 class Link:
@@ -20,6 +49,7 @@ class Link:
         self.plan = plan
         self.store: Any = None
         self.error: Optional[str] = None
+        self.fd_warning: Optional[str] = None
         self.opened_at = time.monotonic()
         self._ready = threading.Event()
         self._stop = threading.Event()
@@ -39,14 +69,18 @@ class Link:
                 if saved is None:
                     os.environ.pop("TORCH_CPP_LOG_LEVEL", None)
 
+            if p.rank == 0:
+                self.fd_warning = raise_fd_limit(p.world)
             # a client keeps trying for as long as rank 0 would still accept it
             # (task 0 may itself be slow to listen: importing torch on a loaded node)
             wait = p.timeout if p.rank == 0 else p.timeout + 10
             self.store = TCPStore(p.addr, p.port, None, p.rank == 0,
                                   dt.timedelta(seconds=wait), wait_for_workers=False)
             self.opened_at = time.monotonic()
-            self.store.set(f"{p.prefix}/hello/{p.rank}", json.dumps(
-                {"node": p.node, "hostname": socket.gethostname(), "pid": os.getpid()}))
+            if p.rank == 0:  # the lists exist from the start: task 0 reads them with get
+                self.store.append(f"{p.prefix}/joined", "")
+                self.store.append(f"{p.prefix}/sent", "")
+            hello(self.store, p)
         except Exception as exc:
             self.store = None
             self.error = (f"{'cannot listen on' if p.rank == 0 else 'cannot reach rank 0 at'} "
@@ -66,20 +100,61 @@ class Link:
 
     def send(self, payload: bytes) -> None:
         self._stop.set()
-        self.store.set(f"{self.plan.prefix}/doc/{self.plan.rank}", payload)
-        self.store.add(f"{self.plan.prefix}/done", 1)
+        send(self.store, self.plan, payload)
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(BEAT_S + 1)
 
 
+def hello(store: Any, p: GatherPlan) -> None:
+    """Join: the first heartbeat, then the rank on `joined` (its beat key exists by then)."""
+    store.set(f"{p.prefix}/hello/{p.rank}", json.dumps(
+        {"node": p.node, "hostname": socket.gethostname(), "pid": os.getpid()}))
+    store.add(f"{p.prefix}/beat/{p.rank}", 1)
+    store.append(f"{p.prefix}/joined", f"{p.rank},")
+
+
+def send(store: Any, p: GatherPlan, payload: bytes) -> None:
+    """The report, then the rank on `sent` (its doc key exists by then)."""
+    store.set(f"{p.prefix}/doc/{p.rank}", payload)
+    store.append(f"{p.prefix}/sent", f"{p.rank},")
+
+
 def pack(doc: dict) -> bytes:
-    return zlib.compress(json.dumps(doc, separators=(",", ":"), default=str).encode(), 6)
+    """zlib of a node's report: a line of JSON without its results, then one line per
+    result, its JSON text without its duration (those go in `durations`). The results
+    many nodes share are identical lines, which task 0 neither parses nor folds more
+    than once (merge.merge_results)."""
+    results = doc.get("results") or []
+    head = {**doc, "results": None, "durations": [r.get("duration_s") for r in results]}
+    lines = [json.dumps(head, separators=(",", ":"), default=str)]
+    lines += [json.dumps({k: v for k, v in r.items() if k != "duration_s"}, sort_keys=True,
+                         separators=(",", ":"), default=str) for r in results]
+    return zlib.compress("\n".join(lines).encode(), 6)   # JSON text holds no raw newline
 
 
 def unpack(payload: Any) -> dict:
-    return json.loads(zlib.decompress(bytes(payload)).decode())
+    """→ the node's report, its `results` a list of JSON texts (see pack)."""
+    head, *results = zlib.decompress(bytes(payload)).decode().split("\n")
+    doc = json.loads(head)
+    doc["results"] = results
+    return doc
+
+
+class _Ranks:
+    """An append-only list of ranks in the store ("3,1,2,"), read incrementally."""
+
+    def __init__(self, store: Any, key: str):
+        self.store, self.key, self.seen = store, key, 0
+        self.ranks: set = set()
+
+    def read(self) -> set:
+        raw = self.store.get(self.key)
+        if len(raw) > self.seen:
+            self.ranks.update(int(r) for r in bytes(raw[self.seen:]).split(b",") if r)
+            self.seen = len(raw)
+        return self.ranks
 
 
 def collect(link: Link, started: float, local_done: float) -> tuple:
@@ -89,38 +164,39 @@ def collect(link: Link, started: float, local_done: float) -> tuple:
     docs: dict = {}
     missing: dict = {}
     beats: dict = {}          # rank → (last value, when it last changed, on our clock)
+    joined, sent = _Ranks(store, f"{p.prefix}/joined"), _Ranks(store, f"{p.prefix}/sent")
     start = time.monotonic()
     stale = max(3.0, p.timeout / 3)
+    late = f"did not join within {p.timeout:g}s" + (f" ({link.fd_warning})"
+                                                   if link.fd_warning else "")
     next_scan = 0.0
     while pending:
         now = time.monotonic()
-        done = store.add(f"{p.prefix}/done", 0)
-        if done > len(docs) or now >= next_scan:
+        arrived = sorted(sent.read() & pending)
+        for i in range(0, len(arrived), BATCH):
+            chunk = arrived[i:i + BATCH]
+            payloads = store.multi_get([f"{p.prefix}/doc/{r}" for r in chunk])
+            docs.update((r, unpack(b)) for r, b in zip(chunk, payloads))
+        pending.difference_update(arrived)
+        if pending and now >= next_scan:
             next_scan = now + 0.5
-            for r in sorted(pending):
-                if store.check([f"{p.prefix}/doc/{r}"]):
-                    docs[r] = unpack(store.get(f"{p.prefix}/doc/{r}"))
-                    pending.discard(r)
-                    continue
-                if not store.check([f"{p.prefix}/hello/{r}"]):
-                    if now - started > p.timeout:
-                        missing[r] = f"did not join within {p.timeout:g}s"
-                        pending.discard(r)
-                    continue
-                value = store.add(f"{p.prefix}/beat/{r}", 0)
+            alive = sorted(joined.read() & pending)
+            if now - started > p.timeout:
+                for r in pending.difference(alive):
+                    missing[r] = late
+            values = store.multi_get([f"{p.prefix}/beat/{r}" for r in alive]) if alive else []
+            for r, raw in zip(alive, values):
+                value = int(bytes(raw))
                 last = beats.get(r)
                 if last is None or value != last[0]:
                     beats[r] = (value, now)
                 elif now - last[1] > stale:
                     missing[r] = (f"stopped responding (no heartbeat for {now - last[1]:.0f}s, "
                                   "killed or node down)")
-                    pending.discard(r)
                     continue
                 if now - local_done > p.timeout:
                     missing[r] = f"still running {p.timeout:g}s after rank 0 finished"
-                    pending.discard(r)
+            pending.difference_update(missing)
         if pending:
             time.sleep(0.05 if now - start < 2 else 0.2)
     return docs, missing
-
-

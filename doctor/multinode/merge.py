@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 import time
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.errors import InputError
 from doctor.model import Finding, Location, Report, Result, Severity, Status
 from doctor.registry import CROSS_NODE, NODE_FACTS
 from doctor.multinode.plan import CROSS_NODE_TAG, GatherPlan
-from doctor.multinode.link import Link, collect, pack
+from doctor.multinode.link import Link, collect, pack, unpack
 from doctor.multinode.hostlist import compress_hostlist
 
 def _driver_version() -> Optional[str]:
@@ -77,6 +79,8 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
     from doctor.runner import chosen_checks, run_checks
 
     t0 = time.monotonic()
+    if plan.rank == 0:  # read before task 0 raises its open-file limit for the store
+        _safe(lambda: job.fact("limits"))
     link = Link(plan)
     fake = fake_facts(job.login_env)
     chosen = chosen_checks(job, only=only, skip=skip, static=static, no_smoke=no_smoke)
@@ -98,8 +102,6 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
             link.send(pack(doc))
             return report, False
         except Exception as exc:
-            import sys
-
             print(f"doctor: gather: {link.error or exc}; reporting this node only",
                   file=sys.stderr)
             report.extra.pop("node", None)
@@ -108,13 +110,15 @@ def run_gathered(job: Any, plan: GatherPlan, *, only: Iterable[str] = (),
             link.close()
     try:
         if link.ready():  # the join deadline runs from when task 0 could accept joins
+            if link.fd_warning:
+                print(f"doctor: gather: {link.fd_warning}", file=sys.stderr)
             docs, missing = collect(link, link.opened_at, local_done)
         else:
             docs = {}
             missing = {r: f"not gathered: rank 0 {link.error}" for r in range(1, plan.world)}
     finally:
         link.close()
-    docs[0] = doc
+    docs[0] = unpack(pack(doc))   # the same form as the other nodes' documents
     cross = [s for s in chosen if CROSS_NODE_TAG in s.tags]
     return merge(job, plan, report, docs, missing, cross, t0), True
 
@@ -149,12 +153,7 @@ def merge(job: Any, plan: GatherPlan, local: Report, docs: dict, missing: dict,
     from doctor.runner import run_checks
 
     nodes = node_entries(plan, docs, missing)
-    name_of = {n["rank"]: n["slurm_node"] for n in nodes}
-    per_check: dict = {}
-    for r in sorted(docs):
-        for res in docs[r]["results"]:
-            per_check.setdefault(res["id"], []).append((name_of[r], res))
-    results = [merge_result(rid, items) for rid, items in per_check.items()]
+    results = merge_results({n["rank"]: n["slurm_node"] for n in nodes}, docs)
     job.record_fact("gathered_nodes", nodes)
     if cross_specs:
         results += run_checks(job, cross_specs, fail_on=local.fail_on).results
@@ -187,31 +186,57 @@ def merge(job: Any, plan: GatherPlan, local: Report, docs: dict, missing: dict,
                   extra={"nodes": public_nodes}, secrets=local.secrets)
 
 
-def merge_result(check_id: str, items: list) -> Result:
-    """[(node, result doc)] → one Result: worst status, identical findings folded by node."""
-    statuses = [Status(r["status"]) for _, r in items]
+def merge_results(name_of: dict, docs: dict) -> list:
+    """{rank: node name}, {rank: unpacked document} → one Result per check. A result text
+    that many nodes share (link.pack) is parsed and folded once, with all their names."""
+    parsed: dict = {}      # result text → its doc
+    per_check: dict = {}   # check id → {result text: [node names]}
+    longest: dict = {}     # check id → the longest duration on any node
+    for r in sorted(docs):
+        node = name_of[r]
+        for text, took in zip(docs[r]["results"], docs[r]["durations"]):
+            res = parsed.get(text)
+            if res is None:
+                res = parsed[text] = json.loads(text)
+            rid = res["id"]
+            per_check.setdefault(rid, {}).setdefault(text, []).append(node)
+            if took is not None and took > longest.get(rid, -1.0):
+                longest[rid] = took
+    return [merge_result(rid, [(nodes, parsed[text]) for text, nodes in groups.items()],
+                         longest.get(rid, 0.0))
+            for rid, groups in per_check.items()]
+
+
+@lru_cache(maxsize=32)
+def _label(names: tuple) -> str:
+    return compress_hostlist(names)
+
+
+def merge_result(check_id: str, groups: list, duration: float) -> Result:
+    """[(node names, result doc)] → one Result: worst status, identical findings folded."""
+    statuses = [Status(r["status"]) for _, r in groups]
     status = max(statuses, key=lambda s: STATUS_ORDER[s])
-    severity = max(Severity.parse(r["severity"]) for _, r in items)
+    severity = max(Severity.parse(r["severity"]) for _, r in groups)
     folded: dict = {}
-    for node, r in items:
+    for nodes, r in groups:
         for f in r["findings"]:
             key = json.dumps(f, sort_keys=True, default=str)
-            folded.setdefault(key, (f, []))[1].append(node)
+            folded.setdefault(key, (f, []))[1].extend(nodes)
     findings = []
     for f, where in folded.values():
-        label = compress_hostlist(where)
+        label = _label(tuple(where))
         loc = f.get("location")
         findings.append(Finding(f"{label}: {f['message']}",
                                 location=Location(loc["path"], loc.get("line")) if loc else None,
                                 fix=f.get("fix"), commands=tuple(f.get("commands") or ()),
                                 data={**(f.get("data") or {}), "node": label}))
     reasons: dict = {}
-    for node, r in items:
+    for nodes, r in groups:
         if r.get("reason"):
-            reasons.setdefault(r["reason"], []).append(node)
-    reason = "; ".join(f"{compress_hostlist(ns)}: {why}" for why, ns in reasons.items()) or None
+            reasons.setdefault(r["reason"], []).extend(nodes)
+    reason = "; ".join(f"{_label(tuple(ns))}: {why}" for why, ns in reasons.items()) or None
     if status in (Status.SKIP, Status.ERROR) and reason is None:
         reason = "no reason given"
-    title = items[0][1]["title"]
+    title = groups[0][1]["title"]
     return Result(check_id, title, severity, status, findings if status is Status.FAIL else [],
-                  reason, max(r["duration_s"] for _, r in items))
+                  reason, duration)

@@ -48,6 +48,9 @@ def gather_port(job_id: str, step_id: str) -> int:
 
 def plan_from_env(env: dict, timeout: float = DEFAULT_TIMEOUT_S) -> GatherPlan:
     """The rendezvous from the Slurm step environment; InputError when it is not one."""
+    if not 1 <= timeout <= 3600:  # click's FloatRange lets nan through
+        raise InputError(f"--gather-timeout: {timeout!r} is not a number of seconds from 1 "
+                         "to 3600")
     missing = [k for k in ("SLURM_JOB_ID", "SLURM_PROCID") if k not in env]
     nodelist = env.get("SLURM_STEP_NODELIST") or env.get("SLURM_JOB_NODELIST")
     if missing or not nodelist:
