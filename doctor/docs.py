@@ -7,6 +7,7 @@ fixtures (fixtures/<id>/pass*, fail*) as examples. Output is deterministic
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -131,32 +132,59 @@ def generate(fixtures: Optional[Path] = None) -> dict:
     return dict(sorted(pages.items()))
 
 
+def _generated(p: Path) -> bool:
+    """Whether p is a page `doctor docs` wrote (it starts with HEADER)."""
+    from doctor import fs
+
+    head = fs.read_bytes(p, limit=len(HEADER.encode()))
+    return head is not None and head.decode("utf-8", "replace") == HEADER
+
+
+def _text(p: Path) -> Optional[str]:
+    from doctor import fs
+
+    return fs.read_text(p) if os.path.lexists(p) else None
+
+
 def stale_pages(out_dir: Path, pages: dict) -> list:
     """['name (missing|changed|not generated)'] comparing out_dir with the generated pages."""
     problems = []
     for name, text in pages.items():
         p = out_dir / name
-        if not p.exists():
+        old = _text(p)
+        if old is None and not os.path.lexists(p):
             problems.append(f"{name} (missing)")
-        elif p.read_text() != text:
+        elif old != text:
             problems.append(f"{name} (changed)")
-    if out_dir.is_dir():
+    if os.path.isdir(out_dir):
         problems += [f"{p.name} (not generated: remove it)" for p in sorted(out_dir.glob("*.md"))
-                     if p.name not in pages]
+                     if p.name not in pages and _generated(p)]
     return problems
 
 
 def write_pages(out_dir: Path, pages: dict) -> list:
-    """Write the pages, remove pages of checks that no longer exist; the names changed."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Write the pages, remove pages of checks that no longer exist; the names changed.
+    Only files that `doctor docs` wrote (they start with HEADER) are replaced or removed:
+    a README.md of the user's in out_dir is left, and one named like a page is refused."""
+    from doctor.errors import InputError
+
+    ours = [out_dir / n for n in pages if os.path.lexists(out_dir / n)]
+    theirs = [p for p in ours if not _generated(p)]
+    if theirs:
+        raise InputError(f"{theirs[0]} was not written by `doctor docs`: not replacing it "
+                         "(move it, or pass --out an empty directory)")
     changed = []
-    for name, text in pages.items():
-        p = out_dir / name
-        if not p.exists() or p.read_text() != text:
-            p.write_text(text)
-            changed.append(name)
-    for p in sorted(out_dir.glob("*.md")):
-        if p.name not in pages:
-            p.unlink()
-            changed.append(p.name)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in pages.items():
+            p = out_dir / name
+            if _text(p) != text:
+                p.write_text(text)
+                changed.append(name)
+        for p in sorted(out_dir.glob("*.md")):
+            if p.name not in pages and _generated(p):
+                p.unlink()
+                changed.append(p.name)
+    except OSError as exc:
+        raise InputError(f"cannot write the pages to {out_dir}: {exc.strerror}") from None
     return changed

@@ -55,6 +55,14 @@ def _is_file(st: Optional[os.stat_result]) -> bool:
     return st is None or stat.S_ISREG(st.st_mode)
 
 
+def refuse_empty(*options: tuple) -> None:
+    """InputError for an (option, value) given as "" (`--json "$UNSET"`): no report would be
+    written where the caller expects one."""
+    for option, value in options:
+        if value == "":
+            raise InputError(f"{option} {value!r} names no file: name a file")
+
+
 def check_outputs(outputs: Iterable[tuple], inputs: Iterable) -> None:
     """Refuse (InputError) an output that is one of the run's inputs, the same file as
     another output, or a kind of file a report cannot go to. `outputs`: (option, path)."""
@@ -103,8 +111,8 @@ def write_output(path: str, text: str) -> None:
     parent = Path(target).parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:  # mkdir met a file where a directory should be
-        above = next(a for a in parent.parents if a.exists())
+    except (FileExistsError, NotADirectoryError):  # mkdir met a file where a directory goes
+        above = next(a for a in (parent, *parent.parents) if os.path.lexists(a))
         raise InputError(f"cannot write {path}: {above} is not a directory") from None
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None

@@ -6,8 +6,9 @@ sit, not by what their text is:
 - the password of a URL's userinfo (`https://user:***@host`), and both halves of an
   object store's `s3://***:***@bucket`; `user@host` alone is not a secret;
 - the argument of a known credential option in a command line: `curl -u user:***`,
-  `--password ***`, `--api-key=***`, `sshpass -p ***`, `mysql -p***`, and an
-  `Authorization:` or secret-named `-H` header.
+  `--password ***`, `--api-key=***`, `--secret-access-key ***`, `sshpass -p ***`,
+  `mysql -p***`, `docker login -p ***`, `redis-cli -a ***`, and an `Authorization:`,
+  `Cookie:` or secret-named `-H` header.
 
 A secret value long and unusual enough to be nothing else is also masked wherever its
 text appears. The report's own vocabulary (keys, ids, statuses, severities) is never
@@ -26,7 +27,7 @@ MASK = "***"
 # MAX_TOKENS. A part ending in TOKEN/SECRET/PASSWORD counts too (HFTOKEN, DBPASSWORD).
 _PART = re.compile(r"\w*(?:TOKEN|SECRETS?|PASSWORDS?|PASSWD|PASSPHRASE|APIKEY|ACCESSKEY|"
                    r"CREDENTIALS?)|AUTH|AUTHORIZATION|PRIVATE|PASS|SSHPASS|PWD")
-_PAIRS = {("API", "KEY"), ("ACCESS", "KEY")}
+_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("ACCOUNT", "KEY")}  # Azure's AccountKey
 _NOT_SECRET = {"PWD", "OLDPWD"}  # the shell's working directories
 
 
@@ -73,7 +74,9 @@ def redact(obj: Any, secrets: tuple) -> Any:
             return {_encodable(k): _masked(v) if isinstance(k, str) and is_secret_name(k)
                     else walk(v, k) for k, v in node.items()}
         if isinstance(node, (list, tuple)):
-            return [walk(v) for v in node]
+            items = [walk(v) for v in node]
+            return mask_words(items) if len(items) > 1 and key not in _VOCABULARY and \
+                all(isinstance(v, str) for v in items) else items
         if isinstance(node, str):
             node = _encodable(node)
             return node if key in _VOCABULARY else mask_text(node, texts)
@@ -102,6 +105,7 @@ _URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):/+([^\s/@:'\"]*):([^\s/'\"]
 _ASSIGN = re.compile(r"(?<![\w$-])([A-Za-z_][A-Za-z0-9_]*)=(?=(" + _VALUE + "))")
 _OPTION = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)(?=(=|\s+)(" + _VALUE + "))")
 _SECRET_OPTIONS = {"password", "passwd", "pass", "passphrase", "token", "secret", "apikey"}
+_KEY_OPTIONS = {("api", "key"), ("access", "key"), ("secret", "key"), ("account", "key")}
 # Options that are credentials only in a command of their own (in a segment between
 # shell separators that names it): `curl -u user:PASS`, `mysql -pPASS`.
 _SEGMENT = re.compile(r"[^\n;|&]+")
@@ -110,9 +114,13 @@ _CURL_USER = re.compile(r"\s(?:-u|-U|--user|--proxy-user)(?:=|\s*)['\"]?[^\s:'\"
                         r"([^\s'\"]+)")
 _MYSQL = re.compile(r"\b(?:mysql|mariadb)")
 _MYSQL_PASSWORD = re.compile(r"\s-p(" + _VALUE + ")")
+_DOCKER_LOGIN = re.compile(r"\b(?:docker|podman|nerdctl|buildah|skopeo|helm)\b.*\slogin\b")
+_P_PASSWORD = re.compile(r"\s-p(?:=|\s*)(" + _VALUE + ")")
+_REDIS = re.compile(r"\bredis-cli\b")
+_A_PASSWORD = re.compile(r"\s-a\s+(" + _VALUE + ")")
 _SSHPASS = re.compile(r"\bsshpass(?:\s+-[fdP]\s*\S+|\s+-[ev])*\s+-p\s*(" + _VALUE + ")")
 _SCHEME = r"(?i:(?:bearer|basic|token|digest|negotiate|bot)\s+)?"  # of an auth header
-_AUTHORIZATION = re.compile(r"\b(?i:(?:proxy-)?authorization)\s*:\s*" + _SCHEME +
+_AUTHORIZATION = re.compile(r"\b(?i:(?:proxy-)?authorization|cookie)\s*:\s*" + _SCHEME +
                             r"([^\s'\"\\]+)")
 _HEADER = re.compile(r"(?:-H|--header)(?:=|\s+)[\\'\"]*([A-Za-z][\w-]*)\s*:\s*" + _SCHEME +
                      r"([^\s'\"\\]+)")
@@ -124,8 +132,29 @@ def mask_text(text: str, secrets: tuple = ()) -> str:
     for s in secrets:
         if s in text:
             text = text.replace(s, MASK)
+    return _apply(text, _spans(text))
+
+
+def mask_words(words: list) -> list:
+    """A list of words (an argv in the report) masked as the command line they make:
+    `["sshpass", "-p", "S3CRET"]` → `["sshpass", "-p", "***"]`."""
+    joined = " ".join(words)
+    spans = _spans(joined)
+    if not spans:
+        return words
+    out, pos = [], 0
+    for word in words:
+        stop = pos + len(word)
+        out.append(_apply(word, [(max(a, pos) - pos, min(b, stop) - pos) for a, b in spans
+                                 if a < stop and b > pos]))
+        pos = stop + 1
+    return out
+
+
+def _spans(text: str) -> list:
+    """[(start, stop)] of what sits where a secret sits in text."""
     if not any(c in text for c in "=:-@"):
-        return text
+        return []
     spans = [m.span(g) for pattern, groups, marks in _RULES
              if any(mark in text for mark in marks) for m in pattern.finditer(text)
              for g in groups(m)]
@@ -133,6 +162,10 @@ def mask_text(text: str, secrets: tuple = ()) -> str:
         for command, pattern in _COMMAND_RULES:
             if command.search(segment[0]):
                 spans += [m.span(1) for m in pattern.finditer(text, *segment.span())]
+    return spans
+
+
+def _apply(text: str, spans: list) -> str:
     out, end = [], 0
     for start, stop in sorted(spans):
         if start >= end:
@@ -150,7 +183,7 @@ def _secret_option(m: re.Match) -> tuple:
     parts = m[1].lower().replace("_", "-").split("-")
     if parts[0] == "no" or m[2] != "=" and m[3].startswith("-"):
         return ()
-    return (3,) if parts[-1] in _SECRET_OPTIONS or parts[-2:] == ["api", "key"] else ()
+    return (3,) if parts[-1] in _SECRET_OPTIONS or tuple(parts[-2:]) in _KEY_OPTIONS else ()
 
 
 # (pattern, the groups of a match to mask, text one of which a match holds: a quick test)
@@ -159,11 +192,12 @@ _RULES: tuple = (
     (_ASSIGN, lambda m: (2,) if is_secret_name(m[1]) else (), ("=",)),
     (_OPTION, _secret_option, ("--",)),
     (_HEADER, lambda m: (2,) if is_secret_name(m[1]) else (), ("-H", "--header")),
-    (_AUTHORIZATION, lambda m: (1,), ("uthorization", "UTHORIZATION")),
+    (_AUTHORIZATION, lambda m: (1,), ("uthorization", "UTHORIZATION", "ookie", "OOKIE")),
     (_SSHPASS, lambda m: (1,), ("sshpass",)),
 )
 # (the command, its credential option's pattern: group 1 is masked)
-_COMMAND_RULES = ((_CURL, _CURL_USER), (_MYSQL, _MYSQL_PASSWORD))
+_COMMAND_RULES = ((_CURL, _CURL_USER), (_MYSQL, _MYSQL_PASSWORD), (_DOCKER_LOGIN, _P_PASSWORD),
+                  (_REDIS, _A_PASSWORD))
 
 
 def _encodable(text: Any) -> Any:

@@ -92,15 +92,17 @@ def _signal_name(num: int) -> str:
 def job_stdout(job_id: str) -> Optional[str]:
     """The job's output file as Slurm resolved it (patterns expanded), or None."""
     res = run_cmd([_tool("scontrol"), "show", "job", "-o", job_id], timeout=SBATCH_TIMEOUT_S)
-    m = re.search(r"(?:^|\s)StdOut=(\S+)", res.stdout or "")
+    # `scontrol -o` does not quote a value: a path with spaces runs up to the next Key=
+    m = re.search(r"(?:^|\s)StdOut=(\S.*?)(?=\s+[A-Z][A-Za-z]*=|\s*$)", res.stdout or "")
     return m.group(1) if res.returncode == 0 and m else None
 
 
 def release(job_id: str) -> None:
+    """OutcomeUnknown when it fails: the job is queued (held), never a refusal."""
     res = run_cmd([_tool("scontrol"), "release", job_id], timeout=SBATCH_TIMEOUT_S)
     if res.returncode != 0:
-        raise InputError(f"job {job_id} is held and `scontrol release {job_id}` failed: "
-                         f"{_last_line(res.stderr)}")
+        raise OutcomeUnknown(f"job {job_id} was submitted held and `scontrol release {job_id}` "
+                             f"failed: {_last_line(res.stderr)}", job_id)
 
 
 def as_comment(text: str) -> str:

@@ -52,7 +52,7 @@ def test_docs_is_deterministic_and_check_detects_staleness(tmp_path):
 
     victim = sorted(first)[0]
     (out / victim).write_text(first[victim] + "hand edit\n")
-    (out / "retired-check.md").write_text("# gone\n")
+    (out / "retired-check.md").write_text(first[victim].split("\n", 1)[0] + "\n# gone\n")
     (out / "index.md").unlink()
     stale = run_doctor("docs", "--check", "--out", str(out))
     assert stale.returncode == 1

@@ -172,6 +172,14 @@ def test_error_lines_escape_the_path_they_echo(tmp_path):
         assert "\\x1b" in proc.stderr, proc.stderr
 
 
+def test_doctor_docs_escapes_the_directory_it_names(tmp_path):
+    """`doctor docs --check --out DIR` echoed DIR raw in its "is stale" line."""
+    proc = run_doctor("docs", "--check", "--out", str(tmp_path / f"d{TITLE}{BIDI}"))
+    assert proc.returncode == 1, proc.stderr
+    assert not RAW.search(proc.stderr.rstrip("\n")), proc.stderr
+    assert "\\x1b" in proc.stderr and "is stale" in proc.stderr, proc.stderr
+
+
 def test_backticks_in_a_fix_command_cannot_close_the_markdown_code_block(tmp_path):
     """A PR comment renders the fix commands in a ```sh block; a value from the job
     script holding ``` (here an export's value) would end the block early and turn the

@@ -240,3 +240,13 @@ def test_absolute_configs_glob_in_settings_is_read(tmp_path):
     no_internal_error(proc)
     doc = validate_report(json.loads(proc.stdout))
     assert doc["inputs"]["configs"] == [str(shared / "train.yaml")]
+
+
+@pytest.mark.parametrize("where", ["file", "file/below", "/proc/self/nowhere"])
+def test_doctor_docs_out_that_cannot_be_a_directory_is_one_line_exit_2(tmp_path, where):
+    """An OS error writing the pages was an internal error (exit 3)."""
+    (tmp_path / "file").write_text("kept\n")
+    out = where if where.startswith("/") else str(tmp_path / where)
+    proc = doctor("docs", "--out", out, cwd=tmp_path)
+    one_line_exit_2(proc, f"cannot write the pages to {out}: ")
+    assert (tmp_path / "file").read_text() == "kept\n"

@@ -188,3 +188,69 @@ def test_a_notice_after_the_job_id_is_a_submission(doctor_sbatch, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "4242\n"
     assert "sbatch: notice: the partition is busy" in proc.stderr.splitlines()
+
+
+def fake_tools(tmp_path: Path, **scripts: str) -> dict:
+    """PATH with fake Slurm commands first: name → the body of its shell script."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir(parents=True)
+    for name, body in scripts.items():
+        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
+        (bin_dir / name).chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_a_forced_job_that_cannot_be_released_is_queued_not_refused(doctor_sbatch, job,
+                                                                    tmp_path):
+    """`scontrol release` failing after the held submission used to be exit 2 ("bad
+    input, or sbatch refused the job: not submitted") with no job id: the job sat held."""
+    repo, script, _ = job
+    env = fake_tools(tmp_path, sbatch="echo 4245",
+                     scontrol='[ "$1" = release ] && { echo "scontrol: error: Invalid job '
+                              'id specified" >&2; exit 1; }; echo "JobId=4245"')
+    proc = doctor_sbatch(repo, "--force", str(script), "--nodes=2", env=env)
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stdout == "4245\n"
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("doctor: error: the submission's outcome is unknown: job 4245 was "
+                           "submitted held and `scontrol release 4245` failed"), last
+    assert "`scontrol release` it once found" in last
+
+
+def test_what_sbatch_prints_is_escaped(doctor_sbatch, tmp_path):
+    """sbatch's own words (a site's job_submit plugin message, a wrapper's output) went to
+    the terminal raw: an escape sequence in them could clear it or retitle it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\ntrue\n")
+    for body, code in (("echo 4246; printf 'sbatch: note \\033]0;T\\007\\n' >&2", 0),
+                       ("printf 'job 9\\033[2J\\n'", 4)):
+        env = fake_tools(tmp_path / str(code), sbatch=body)
+        proc = doctor_sbatch(repo, str(repo / "job.sbatch"), env=env)
+        assert proc.returncode == code, proc.stderr
+        assert "\x1b" not in proc.stderr and "\\x1b" in proc.stderr, proc.stderr
+
+
+@pytest.mark.slurm
+def test_force_appends_to_a_log_whose_path_has_spaces(slurm_cluster, doctor_sbatch, job):
+    """`scontrol show job -o` does not quote StdOut=/a b/x.out: the report used to be
+    appended to `/a`, a file of the user's that the job never writes."""
+    from test_slurm_injob import wait_done
+
+    repo, _, name = job
+    (repo / "my logs").mkdir()
+    bystander = repo / "my"
+    bystander.write_text("the user's own file\n")
+    log = repo / "my logs" / "train.out"
+    script = repo / "spaces.sbatch"
+    script.write_text(f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --job-name={name}\n"
+                      f"#SBATCH -o \"{log}\"\necho output of this run\n"
+                      "if [ -n \"$NEVER\" ]; then python train.py --config configs/train.yaml; "
+                      "fi\n")
+    proc = doctor_sbatch(repo, "--force", str(script), "--nodes=2")  # num_nodes: 1 fails
+    assert proc.returncode == 0, proc.stderr
+    assert wait_done(proc.stdout.strip()) == "COMPLETED"
+    assert bystander.read_text() == "the user's own file\n"
+    text = log.read_text()
+    assert text.startswith("# doctor: job ") and "output of this run" in text, text
+    assert f"the report is appended to {log}" in proc.stderr

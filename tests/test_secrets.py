@@ -132,3 +132,46 @@ def test_env_facts_mask_secret_named_variables_only(pack, tmp_path):
     assert (plain["TOKENIZERS_PARALLELISM"], plain["GIT_AUTHOR_NAME"]) == ("false",
                                                                             "Ada Lovelace")
     assert finding["fix"] == "token=***"  # `token=pass`: masked where it sits
+
+
+MORE_CREDENTIALS = """#!/bin/bash
+rsync -av --exclude data -e "ssh -o ProxyCommand='curl -H \\"Cookie: sid=COOKIE-TOK-1\\" \
+--aws-secret-access-key SECRET-KEY-2 --access-key=ACCESS-KEY-3 proxy'" ./ host:/dst/
+rsync -av --exclude data --rsync-path 'docker login -u bob -p DOCKER-PW-4 reg; \
+redis-cli -a REDIS-PW-5 ping; env CONN="AccountName=a;AccountKey=AZURE-KEY-6" rsync' \
+./ host:/dst/
+"""
+
+
+def test_credentials_of_more_commands_and_headers_never_appear(tmp_path, capsys, monkeypatch):
+    """A Cookie header, --aws-secret-access-key, docker login -p, redis-cli -a and an
+    Azure connection string's AccountKey were printed in the rsync fix command."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg" / "data").mkdir(parents=True)
+    (repo / "src" / "pkg" / "data" / "__init__.py").write_text("")
+    (repo / "deploy.sh").write_text(MORE_CREDENTIALS)
+    texts = every_format(capsys, tmp_path, "--repo", str(repo), "--static", "--only",
+                         "rsync-exclude-unanchored")
+    for fmt, text in texts.items():
+        assert not PLANTED.findall(text), (fmt, PLANTED.findall(text))
+        for kept in ("Cookie: ***", "docker login -u bob -p ***", "AccountName=a"):
+            assert kept in text.replace("\\\"", "\""), (fmt, kept)
+
+
+def test_a_credential_option_split_into_argv_words_is_masked(tmp_path, capsys, monkeypatch):
+    """The report lists a step's arguments word by word; `-p` and its password were two
+    words, each masked alone, so the password was printed (found by tests/test_fuzz.py)."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\npython train.py sshpass -p ARGV-PW-1 --lr 0.1 "
+        "--password ARGV-PW-2 curl -u bob:ARGV-PW-3 --out /x\n")
+    texts = every_format(capsys, tmp_path, "--repo", str(repo), "--static")
+    for fmt, text in texts.items():
+        assert not PLANTED.findall(text), (fmt, PLANTED.findall(text))
+    doc = json.loads(texts["json-file"])
+    args = doc["facts"]["job"]["job.sbatch"]["step"]["args"]
+    assert args == ["sshpass", "-p", "***", "--lr", "0.1", "--password", "***", "curl", "-u",
+                    "bob:***", "--out", "/x"], args

@@ -51,6 +51,8 @@ BAD_YAML = [
      f"torch_version: '' is not {WIDE}"),
     ("torch_version: 2.10",  # YAML reads 2.1
      "torch_version must be a str, not float (put it in quotes)"),
+    ("waivers: {check: git-large-file}",  # "not LineDict": the loader's class
+     "waivers must be a list, not mapping"),
     ("site: {gpus_per_node: -1}",
      "site.gpus_per_node: -1 is not a number of GPUs, 0 or more"),
     ("site: {shared_paths: [scratch]}",  # a prefix that never matches an absolute path

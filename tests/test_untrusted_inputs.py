@@ -199,3 +199,47 @@ def test_corrupt_repository_is_not_a_pass(tmp_path):
     doc = _json(_doctor("run", "--static", "--format", "json", cwd=repo))
     res = result_of(doc, "git-large-file")
     assert res["status"] == "error" and "git ls-files failed" in res["reason"], res
+
+
+def test_git_variables_of_the_callers_environment_do_not_swap_the_repository(tmp_path):
+    """A git hook runs the doctor with GIT_DIR and GIT_INDEX_FILE set; a user may have
+    GIT_WORK_TREE set. They used to make git read another repository than --repo: a
+    tracked core dump was "untracked", or the git checks skipped ("not inside a git work
+    tree") and the run passed."""
+    repo, other = tmp_path / "repo", tmp_path / "other"
+    for r in (repo, other):
+        r.mkdir()
+        _git(r, "init", "-q")
+        (r / "train.py").write_text("print('hi')\n")
+    (repo / "core").write_bytes(b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\x04\x00" + b"\0" * 64)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one")
+    _git(other, "add", ".")
+    _git(other, "commit", "-qm", "one")
+    for name, value in (("GIT_DIR", other / ".git"), ("GIT_WORK_TREE", other),
+                        ("GIT_INDEX_FILE", tmp_path / "no-index")):
+        env = dict(os.environ, PYTHONPATH=str(ROOT), **{name: str(value)})
+        env.pop("SLURM_JOB_ID", None)
+        proc = subprocess.run([sys.executable, "-m", "doctor", "run", "--repo", str(repo),
+                               "--static", "--only", "git-tracked-core-file", "--format",
+                               "json"], env=env, capture_output=True, text=True, timeout=120)
+        core = result_of(_json(proc), "git-tracked-core-file")
+        assert core["status"] == "fail", (name, core)
+        assert "tracked by git" in core["findings"][0]["message"], (name, core)
+
+
+def test_a_yaml_document_that_contains_itself_is_refused_not_a_hang(tmp_path):
+    """`&a [*a]`: the alias-expansion guard walked the node graph forever, its stack
+    growing without bound, for doctor.yaml and a training config alike."""
+    for name, args, text in (
+            ("doctor.yaml", [], "&a [*a]\n"),
+            ("c.yaml", ["--config", "c.yaml"], "trainer: &t {devices: 1, sub: {x: [*t]}}\n")):
+        repo = tmp_path / name
+        repo.mkdir()
+        (repo / name).write_text(text)
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        proc = subprocess.run([sys.executable, "-m", "doctor", "run", "--static", *args],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr == (f"doctor: error: {repo / name}: invalid YAML: an alias inside "
+                               "the node it names (the document contains itself)\n")

@@ -90,6 +90,7 @@ def _check_expansion(node: yaml.Node, path: Path) -> None:
     """Refuse documents whose aliases expand past MAX_EXPANDED_NODES (iteratively:
     the size of each distinct node is computed once)."""
     size: dict = {}
+    sizing: set = set()  # nodes whose contents are being sized: met again, one holds itself
     stack = [(node, False)]
     while stack:
         n, done = stack.pop()
@@ -97,12 +98,17 @@ def _check_expansion(node: yaml.Node, path: Path) -> None:
             continue
         kids = ([c for pair in n.value for c in pair] if isinstance(n, yaml.MappingNode)
                 else list(n.value) if isinstance(n, yaml.SequenceNode) else [])
+        if not done and id(n) in sizing:
+            raise InputError(f"{path}: invalid YAML: an alias inside the node it names "
+                             "(the document contains itself)")
         if done:
+            sizing.discard(id(n))
             size[id(n)] = 1 + sum(size.get(id(c), 0) for c in kids)
             if size[id(n)] > MAX_EXPANDED_NODES:
                 raise InputError(f"{path}: its aliases expand to more than "
                                  f"{MAX_EXPANDED_NODES:,} nodes (a YAML bomb?)")
         else:
+            sizing.add(id(n))
             stack.append((n, True))
             stack += [(c, False) for c in kids if id(c) not in size]
 

@@ -27,7 +27,16 @@ CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
 HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
-ENV = dict(os.environ, GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+# Variables that make git read another repository, index or object store than the one
+# `-C repo` names (`git rev-parse --local-env-vars`; a git hook sets GIT_DIR and
+# GIT_INDEX_FILE): the doctor scans the repository it reports on.
+REPO_ENV = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT", "GIT_OBJECT_DIRECTORY", "GIT_DIR", "GIT_WORK_TREE",
+            "GIT_IMPLICIT_WORK_TREE", "GIT_GRAFT_FILE", "GIT_INDEX_FILE",
+            "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_SHALLOW_FILE",
+            "GIT_COMMON_DIR")
+ENV = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
+ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
 # A repository's own .git/config and hooks can make git run commands, and git's docs put
 # them outside its security boundary (gitsecurityboundary(7): "Git repository
 # configuration and hooks are not covered by this guarantee"). The doctor runs git in
