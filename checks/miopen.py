@@ -9,16 +9,16 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.env import env_location
+from doctor.job.paths import known_dir, value_parts
 from doctor.job.platform import platform_of
 from doctor.multinode.hostlist import compress_hostlist
-from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of, literal_dir
+from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of
 from doctor.registry import cross_node, node_fact
 
 DIR_VARS = ("MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR")
 DEFAULTS = {"MIOPEN_USER_DB_PATH": "~/.config/miopen",
             "MIOPEN_CUSTOM_CACHE_DIR": "~/.cache/miopen/<version>"}
 TRUTHY = {"1", "yes", "true", "on", "enable", "enabled"}
-_JOB_VAR = re.compile(r"\$\{?SLURM_(ARRAY_)?JOB_?ID|\$\{?SLURM_ARRAY_TASK_ID|\$\(\s*mktemp")
 
 
 @check("miopen-cache-shared",
@@ -117,31 +117,13 @@ def _check_dir(job: Job, script, env, var: str, nodes: int, fix: str,
     v = env.get(var)
     if job.in_job and var in job.login_env:
         v = job.job_env(None).get(var)  # in a job the real value is already in the environment
-    home = env.text("HOME")
     if v is not None:
         value = v.value
         where = f"set at {v.where()}" if v.path else "set in the login environment"
-        parts = set(v.parts) | _concrete_parts(v.value, env, job)
-        # sbatch's filename patterns (%j, %N) mean nothing to MIOpen: they stay literal
-        if "%N" in value or "%n" in value:
-            parts.discard("node")
-        if ("%j" in value or "%A" in value) and not _JOB_VAR.search(value):
-            parts.discard("job")
-        # the batch step expands $SLURMD_NODENAME / $(hostname) once, on the first node
-        # (a script that srun runs on every node expands it there: v.in_step)
-        batch_node = v.source == "sbatch" and not job.in_job and "node" in parts \
-            and not v.in_step
-        if batch_node:
-            parts.discard("node")
+        parts, batch_node = value_parts(job, env, v)
     else:
         value, where, parts, batch_node = DEFAULTS[var], "unset: MIOpen's default", {"user"}, False
-    mktemp = "$(mktemp" in value or "`mktemp" in value
-    if mktemp:
-        base: Optional[str] = env.text("TMPDIR") or "/tmp"
-    else:
-        base = literal_dir(value.replace("<version>", ""), home)
-        if base is None and not value.startswith(("~", "$")):
-            base = os.path.join(str(job.repo), value)  # relative: the submit directory
+    base = known_dir(job, value.replace("<version>", ""), env)
     if base is None:
         return None  # e.g. $SOMEDIR/miopen with $SOMEDIR unknown: nothing to judge
     fs = filesystem_of(job, base)
@@ -181,19 +163,6 @@ def _check_dir(job: Job, script, env, var: str, nodes: int, fix: str,
 def _bare_tmp(value: str, env) -> bool:
     tmpdirs = {"/tmp", "/var/tmp", "/dev/shm", (env.text("TMPDIR") or "/tmp").rstrip("/")}
     return os.path.dirname(value.rstrip("/")) in tmpdirs or value.rstrip("/") in tmpdirs
-
-
-def _concrete_parts(value: str, env, job) -> set:
-    """In a job the values are concrete: recognise the job id, node name, user in them."""
-    parts = set()
-    for name, kind in (("SLURM_JOB_ID", "job"), ("SLURMD_NODENAME", "node"),
-                       ("USER", "user")):
-        known = env.text(name)
-        if known and len(known) >= 2 and re.search(rf"(?<![A-Za-z0-9]){re.escape(known)}"
-                                                   rf"(?![A-Za-z0-9])", value):
-            if kind != "node" or job.in_job:
-                parts.add(kind)
-    return parts
 
 
 def _miopen_falls_back(job: Job) -> bool:

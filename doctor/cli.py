@@ -13,7 +13,7 @@ import click
 from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
-from doctor.outputs import check_outputs, expand_output_pattern, write_output
+from doctor.outputs import check_outputs, expand_output_pattern, refuse_empty, write_output
 from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError
 from doctor.submit import SBATCH_TIMEOUT_S
@@ -115,6 +115,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
               caches=caches, settings_file=settings_file, model=model,
               torch_version=torch_version, static=static)
+    refuse_empty(("--json", json_file), ("--output", output))
     json_path = expand_output_pattern(json_file) if json_file else None
     out_path = expand_output_pattern(output) if output else None
     check_outputs([(o, p) for o, p in (("--json", json_path), ("--output", out_path)) if p],
@@ -203,10 +204,18 @@ def list_cmd(fmt: str) -> None:
 @cli.command("explain")
 @click.argument("check_id")
 def explain_cmd(check_id: str) -> None:
-    """Print a check's full documentation."""
+    """Print a check's full documentation; `doctor explain site`: the built-in site profiles."""
     from doctor.docs import check_markdown
     from doctor.registry import get
 
+    if check_id == "site":
+        from doctor import sites
+
+        for name in sites.known():
+            data = sites.load(name)
+            click.echo(f"{name}: {data.get('name', name)}: {data.get('summary', '')}")
+        click.echo("Choose one with `site: NAME` in doctor.yaml; see docs/site-profiles.md.")
+        return
     spec = get(check_id)
     if spec is None:
         raise InputError(f"unknown check id {check_id!r} (see `doctor list`)")
@@ -230,13 +239,14 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
     if check_only:
         stale = stale_pages(out, pages)
         if stale:
-            click.echo(f"doctor: {out} is stale: {', '.join(stale)}; run `doctor docs`", err=True)
+            click.echo(f"doctor: {printable(str(out))} is stale: {', '.join(stale)}; run "
+                       "`doctor docs`", err=True)
             sys.exit(1)
-        click.echo(f"{out}: {len(pages)} pages up to date")
+        click.echo(f"{printable(str(out))}: {len(pages)} pages up to date")
         return
     changed = write_pages(out, pages)
-    click.echo(f"{out}: {len(pages)} pages" + (f", updated {', '.join(changed)}" if changed
-                                               else ", all up to date"))
+    done = f", updated {', '.join(changed)}" if changed else ", all up to date"
+    click.echo(f"{printable(str(out))}: {len(pages)} pages{done}")
 
 
 @cli.command("sbatch", context_settings={"ignore_unknown_options": True,
@@ -293,6 +303,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     job = Job(repo if repo is not None else default_repo(), configs=configs,
               sbatch=(str(script),), settings_file=settings_file, model=model,
               torch_version=torch_version, submit_args=args)
+    refuse_empty(("--json", json_file))
     if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
         check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job))
     progress = _progress()
@@ -322,15 +333,16 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     except submit.OutcomeUnknown as exc:
         job_id, unknown, said = exc.job_id, exc, ""
     if said:
-        click.echo("\n".join(x if x.startswith("sbatch:") else f"sbatch: {x}"
-                           for x in said.splitlines()), err=True)
+        click.echo("\n".join(printable(x if x.startswith("sbatch:") else f"sbatch: {x}")
+                             for x in said.splitlines()), err=True)
     if json_file:
         _write_sbatch_json(json_file, job_id, render("json", report), job_inputs(job),
                            maybe_queued=job_id is not None or unknown is not None)
     if unknown is not None:
         held = " It was submitted held (--force): `scontrol release` it once found." \
             if force and not passed else ""
-        click.echo(f"doctor: error: the submission's outcome is unknown: {unknown}. "
+        why_unknown = printable(str(unknown))
+        click.echo(f"doctor: error: the submission's outcome is unknown: {why_unknown}. "
                    f"{f'Job {job_id}' if job_id else 'The job'} may be queued: check "
                    f"`squeue --me` before submitting again.{held}", err=True)
         if job_id:

@@ -24,8 +24,9 @@ SCHEMA: dict = {
     "configs": list,
     "caches": list,
     "torch_version": str,
-    "site": {"shared_paths": list, "local_paths": list, "compute_network": bool,
-             "gpus_per_node": int, "name": str},
+    "site": {"profile": str, "shared_paths": list, "local_paths": list, "compute_network": bool,
+             "gpus_per_node": int, "name": str, "symlinked_paths": list, "default_binds": list,
+             "fabric_binds": list, "gpu_libraries": list, "partitions": dict},
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
               "world_size": int, "backend": str},
     "waivers": list,
@@ -34,6 +35,36 @@ SCHEMA: dict = {
 MAX_SECONDS = 86400  # a day: a longer deadline is a mistake (and inf overflows the timers)
 MAX_SMOKE_RANKS = 64  # the smoke's ranks are processes on this one node
 
+
+
+SITES_DIR = Path(__file__).resolve().parent / "sites"   # the built-in profiles (doctor/sites)
+NO_PROFILE = "none"  # `site: none`: no profile and no detection
+# scontrol's own names for a partition's limits, plus the GPUs of each of its nodes
+PARTITION_FIELDS = {"MaxTime": str, "MaxNodes": int, "TotalNodes": int, "State": str,
+                    "OverSubscribe": str, "GpusPerNode": int}
+
+
+def known_profiles() -> list:
+    """The built-in site profiles' names."""
+    return sorted(p.stem for p in SITES_DIR.glob("*.yaml"))
+
+
+def check_partitions(parts: Any, where: str) -> None:
+    """Each partition maps scontrol's field names to values of their type."""
+    if not isinstance(parts, dict):
+        raise InputError(f"{where}: partitions must be a mapping of partition names")
+    for part, fields in parts.items():
+        if not isinstance(fields, dict):
+            raise InputError(f"{where}: partitions.{part} must be a mapping")
+        for key, value in fields.items():
+            want = PARTITION_FIELDS.get(key)
+            if want is None:
+                raise InputError(f"{where}: partitions.{part}: unknown field {key!r} "
+                                 f"(known: {', '.join(PARTITION_FIELDS)})")
+            if not isinstance(value, want) or isinstance(value, bool) or (
+                    isinstance(value, int) and value < 0):
+                kind = "a whole number, 0 or more" if want is int else "a string"
+                raise InputError(f"{where}: partitions.{part}.{key}: {value!r} is not {kind}")
 
 def _text(v: Any) -> bool:
     return isinstance(v, str) and v.strip() != ""
@@ -65,11 +96,18 @@ ITEMS: dict = {
     "caches": (_text, "a path"),
     "site.shared_paths": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
     "site.local_paths": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+    "site.symlinked_paths": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+    "site.fabric_binds": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+    "site.gpu_libraries": (lambda v: _text(v) and os.path.isabs(v), "an absolute path"),
+    "site.default_binds": (lambda v: _text(v) and (os.path.isabs(v) or v == "$HOME"),
+                           "an absolute path or $HOME"),
 }
 VALUES: dict = {
     "torch_version": (is_torch_version, TORCH_VERSION_ALLOWED),
     "site.gpus_per_node": (lambda v: v >= 0, "a number of GPUs, 0 or more"),
     "site.name": (_text, "a name"),
+    "site.profile": (lambda v: v == NO_PROFILE or v in known_profiles(),
+                     f"a known site profile ({', '.join(known_profiles())}, or {NO_PROFILE})"),
     "smoke.model": (is_factory, "MODULE:FACTORY, such as mypkg.models:build"),
     "smoke.input_shape": (_shape, "a list of sizes of 1 or more, such as [2, 3, 64, 64]"),
     "smoke.timeout_s": (lambda v: 1 <= v <= MAX_SECONDS,
@@ -163,8 +201,12 @@ def _read_toml(path: Path) -> dict:
 def parse_settings(data: Any, where: str) -> Settings:
     if not isinstance(data, dict):
         raise InputError(f"{where}: settings must be a mapping, not {type(data).__name__}")
+    if isinstance(data.get("site"), str):  # `site: lumi` is `site: {profile: lumi}`
+        data = {**data, "site": {"profile": data["site"]}}
     _validate(data, SCHEMA, where, prefix="")
     _check_values(data, where)
+    if isinstance(data.get("site"), dict) and data["site"].get("partitions") is not None:
+        check_partitions(data["site"]["partitions"], f"{where}: site")
     s = Settings(path=where)
     for key in ("select", "ignore", "configs", "caches"):
         if data.get(key) is not None:
@@ -201,8 +243,9 @@ def _validate(data: dict, schema: dict, where: str, prefix: str) -> None:
                 isinstance(value, bool) and expected is not bool)):  # True is an int
             want = expected.__name__ if isinstance(expected, type) else "number"
             quote = " (put it in quotes)" if expected is str and isinstance(value, float) else ""
-            raise InputError(f"{where}: {name} must be a {want}, not "
-                             f"{type(value).__name__}{quote}")
+            got = "mapping" if isinstance(value, dict) else "list" if isinstance(value, list) \
+                else type(value).__name__  # not the loader's LineDict
+            raise InputError(f"{where}: {name} must be a {want}, not {got}{quote}")
 
 
 def _check_values(data: dict, where: str) -> None:

@@ -59,7 +59,6 @@ class Job:
         self.unreadable = fs.Unreadable()  # what no check could read: counted in the report
         self.settings = settings if settings is not None else load_settings(
             self.repo, Path(settings_file) if settings_file else None)
-        self.site: dict = dict(self.settings.site)
         self.login_env: dict = dict(os.environ if env is None else env)
         self.in_job = "SLURM_JOB_ID" in self.login_env
         self.static = static
@@ -84,6 +83,16 @@ class Job:
                             for s in self.scripts]
         self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
         load_probes()
+
+    @property
+    def site(self) -> dict:
+        """The site as the checks see it (doctor/sites): the settings' `site:` keys over
+        those of the profile the settings name, else of the one detected from this login
+        node (not with --static); computed once."""
+        from doctor import sites
+
+        detect = (lambda: (None, None)) if self.static else sites.detect
+        return self.memo("site", lambda: sites.effective(self.settings.site, detect))
 
     @property
     def configs(self) -> list:
@@ -215,6 +224,7 @@ class Job:
         """The facts this run used, for the report."""
         out = dict(self._facts)
         out.update({k: v for k, v in self._overrides.items() if k in out or k in PROBES})
+        out["site"] = self.site
         model = self._job_model_facts()
         if model:
             out["job"] = model

@@ -10,7 +10,7 @@ from typing import Any, Iterator, List, Optional, Tuple, Union
 
 from doctor import fs
 from doctor.errors import InputError
-from doctor.job.configs import load_yaml_text
+from doctor.job.configs import LineDict, load_yaml_text
 from doctor.job.overrides import Override, Unknown, _file_origin, _merge, _new_dict, apply_overrides
 
 Origin = Tuple[str, int]
@@ -26,6 +26,7 @@ class Composition:
     data: Any
     files: List[Path] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
+    named_by: dict = field(default_factory=dict)   # file -> (path, line) that chose it
 
 
 @dataclass
@@ -40,6 +41,7 @@ class _Default:
     is_self: bool = False
     parent_group: str = ""
     parent_package: str = ""
+    where: Optional[Origin] = None  # the defaults entry or override that names it
 
     def _path(self) -> str:
         return f"{self.group}/_" if self.group is not None else str(self.name)
@@ -93,10 +95,12 @@ class _Composer:
         self.deletions: dict = {}     # override key -> option or None
         self.deleted: set = set()
         self.known: dict = {}         # override key -> the option first taken
+        self.chosen_at: dict = {}     # override key -> where its choice was written
 
     def run(self, config_name: str, overrides: List[Override]) -> Composition:
         values = self._read_overrides(overrides)
-        primary = _Default(name=re.sub(r"\.ya?ml$", "", config_name), package="")
+        primary = _Default(name=re.sub(r"\.ya?ml$", "", config_name), package="",
+                           where=self.origin)
         for path, package, data in self._expand(primary, is_root=True):
             self._merge_file(path, package, data)
         for key in set(self.choices) - self.used:
@@ -132,10 +136,12 @@ class _Composer:
             elif o.action == "force" or not isinstance(o.value, (str, list)):
                 self.note(f"`{o.raw}`: Hydra refuses this group override")
             elif o.action == "add":
-                self.appends.append(_Default(group=o.key, name=o.value, package=o.package))
+                self.appends.append(_Default(group=o.key, name=o.value, package=o.package,
+                                             where=self.origin))
             else:
                 self.choices[key] = o.value
                 self.from_cli.add(key)
+                self.chosen_at[key] = self.origin
         return values
 
     def _expand(self, node: _Default, is_root: bool = False) -> Iterator[tuple]:
@@ -155,6 +161,7 @@ class _Composer:
         if loaded is None:
             return
         header, data = loaded
+        self.result.named_by.setdefault(path, node.where)
         package = node.final_package(header)
         defaults = self._defaults_of(data, path)
         if (defaults or is_root and self.appends) and not any(d.is_self for d in defaults):
@@ -165,6 +172,7 @@ class _Composer:
             d.parent_group, d.parent_package = node.group_path(), package
             if d.override:
                 self.choices.setdefault(d.override_key(), d.name)
+                self.chosen_at.setdefault(d.override_key(), d.where)
         if not defaults:
             yield path, package, data
             return
@@ -181,6 +189,7 @@ class _Composer:
     def _expand_entry(self, d: _Default) -> Iterator[tuple]:
         if d.group is not None and d.override_key() in self.choices:
             d.name = self.choices[d.override_key()]
+            d.where = self.chosen_at.get(d.override_key()) or d.where
             self.used.add(d.override_key())
         if not isinstance(d.name, list):
             yield from self._expand(d)
@@ -188,7 +197,7 @@ class _Composer:
         for option in d.name:  # `- group: [a, b]`: each option, in order
             yield from self._expand(_Default(
                 name=f"{d.group}/{option}", package=d.package, optional=d.optional,
-                parent_group=d.parent_group, parent_package=d.parent_package))
+                parent_group=d.parent_group, parent_package=d.parent_package, where=d.where))
 
     def _known(self, node: _Default) -> bool:
         """False, with a note, when the group was already chosen (Hydra refuses)."""
@@ -231,7 +240,8 @@ class _Composer:
             d = _read_default(entry)
             if d is None:
                 self.note(f"{path}: defaults entry {entry!r} not understood")
-            else:
+            else:   # a `- group: option` entry has its line; a bare `- name` the list's
+                d.where = (str(path), getattr(entry, "line", 0) or _line_of(data, "defaults"))
                 out.append(d)
         return out
 
@@ -246,6 +256,10 @@ class _Composer:
             wrapper[part] = content
             content = wrapper
         _merge(self.result.data, content, _file_origin(str(path)), keep_missing=True)
+
+
+def _line_of(data: dict, key: str) -> int:
+    return data.line_of(key) if isinstance(data, LineDict) else 0
 
 
 def _read_default(entry: Any) -> Optional[_Default]:

@@ -36,6 +36,9 @@ class StepConfigs:
     replaces: list = field(default_factory=list)  # paths of the files they stand for
     missing: list = field(default_factory=list)   # (written path, script rel, line)
     notes: list = field(default_factory=list)
+    # (file, (path, line) that names it, exact): every file read; exact is False when the
+    # name could mean another file too (a relative --config whose base is a guess)
+    needed: list = field(default_factory=list)
 
 
 def step_configs(job: Any, script: Any) -> StepConfigs:
@@ -50,25 +53,38 @@ def effective_configs(job: Any, files: list) -> list:
     plus the configs a step names outside the usual config directories."""
     replaced: set = set()
     read: list = []
-    entries: set = set()
     for script in job.scripts:
         sc = step_configs(job, script)
         for cfg, paths in zip(sc.configs, sc.replaces):
             replaced |= {str(p) for p in paths}
             read.append(cfg)
+    plain = plain_hydra(job)
+    for cfg, paths in zip(plain.configs, plain.replaces):
+        if str(cfg.path) not in replaced:
+            replaced |= {str(p) for p in paths}
+            read.append(cfg)
+    return [c for c in files if str(c.path) not in replaced] + read
+
+
+def plain_hydra(job: Any) -> StepConfigs:
+    """The @hydra.main configs that no job script's training step reaches, each composed
+    with no overrides (memoized per run)."""
+    return job.memo("plain_hydra", lambda: _plain_hydra(job))
+
+
+def _plain_hydra(job: Any) -> StepConfigs:
+    entries: set = set()
+    for script in job.scripts:
         entry = job.entry_file(job.step(script))
         if entry is not None:
             entries.add(job.rel(entry))
-    for path, tree in trees_mentioning(job, b"hydra"):   # @hydra.main no job script reaches
+    out = StepConfigs()
+    for path, tree in trees_mentioning(job, b"hydra"):
         main = _hydra_main_of(tree) if job.rel(path) not in entries else None
         if main is not None:
-            out = StepConfigs()
-            _compose_plain(job, path.parent / main[0] if main[0] else path.parent, main[1], out)
-            for cfg, paths in zip(out.configs, out.replaces):
-                if str(cfg.path) not in replaced:
-                    replaced |= {str(p) for p in paths}
-                    read.append(cfg)
-    return [c for c in files if str(c.path) not in replaced] + read
+            _compose_plain(job, path.parent / main[0] if main[0] else path.parent, main[1], out,
+                           (job.rel(path), main[2]))
+    return out
 
 
 def _read(job: Any, script: Any) -> StepConfigs:
@@ -120,19 +136,21 @@ def _hydra_main_of(tree: ast.AST) -> Optional[tuple]:
                     path, name = kw.get("config_path"), kw.get("config_name")
                     if isinstance(name, ast.Constant) and isinstance(name.value, str):
                         p = path.value if isinstance(path, ast.Constant) else None
-                        return (p if isinstance(p, str) else None), name.value
+                        return (p if isinstance(p, str) else None), name.value, dec.lineno
     return None
 
 
-def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs) -> None:
+def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs,
+                   origin: tuple) -> None:
     """Compose an entry's @hydra.main config with no overrides (its defaults)."""
     file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
     if not fs.is_file(file, job.unreadable):
         return
     try:
-        comp = compose(config_dir, name, [])
+        comp = compose(config_dir, name, [], origin=origin)
     except (InputError, OSError, RecursionError):
         return
+    out.needed += [(p, where, True) for p, where in comp.named_by.items()]
     out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
     out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
 
@@ -153,6 +171,7 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
     out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
+    out.needed += [(p, where, True) for p, where in comp.named_by.items()]
 
 
 def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin: tuple,
@@ -167,6 +186,7 @@ def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin:
             out.missing.append((arg.path, step.script.rel, step.line))
         else:
             files.append((arg.path, found))
+            out.needed.append((found, origin, _only_match(job, arg.path, cwd, entry, step)))
     if not files:
         return
     where = dict(files)
@@ -194,6 +214,20 @@ def _only_found(parsed: ParsedArgs, where: dict) -> ParsedArgs:
     items = [i for i in parsed.items if not hasattr(i, "path") or i.path in where]
     return ParsedArgs(items, parsed.config_name, parsed.config_path, parsed.config_dir,
                       parsed.flags, parsed.positionals)
+
+
+def _only_match(job: Any, written: str, cwd: Path, entry: Optional[Path], step: Any) -> bool:
+    """True when `written` names one file whichever directory the step really starts in
+    (its cd, the repo, the entry's or the job script's directory)."""
+    p = Path(written)
+    if p.is_absolute():
+        return True
+    if step.cwd and Path(step.cwd).is_absolute():
+        return fs.is_file(cwd / p, job.unreadable)
+    bases = [cwd, job.repo, entry.parent if entry is not None else None,
+             step.script.path.parent if step.script else None]
+    return len({fs.realpath(b / p) for b in bases
+                if b is not None and fs.is_file(b / p, job.unreadable)}) == 1
 
 
 def _find(job: Any, written: str, cwd: Path, entry: Optional[Path]) -> Optional[Path]:

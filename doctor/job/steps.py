@@ -55,6 +55,8 @@ class Launcher:
     argv: tuple
     path: str
     line: int
+    # the host environment the launcher reads (a container's SINGULARITY_BIND...)
+    env: Any = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -279,10 +281,11 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             i += 1 + n
             continue
         if base in CONTAINER_TOOLS and rest and word_of(rest[0], local) in ("exec", "run"):
+            host = local
             n, local = read_container(rest[1:], local, script, line,
                                   lambda name: _resolve_path(ctx, name), ctx.job.rel)
-            container = Launcher("container", tuple(word_of(w, local) for w in words[i:i + 2 + n]),
-                                 script.rel, line)
+            container = Launcher("container", tuple(word_of(w, host) for w in words[i:i + 2 + n]),
+                                 script.rel, line, host.env())
             chain.append(container)
             i += 2 + n
             continue

@@ -205,11 +205,12 @@ def mountinfo(job) -> str:
     return text if ok else ""
 
 
-def filesystem_of(job, path: str) -> dict:
+def filesystem_of(job, path: str, here: bool = True) -> dict:
     """{fstype, shared, mount, source} for an absolute path, `source` ∈ site, mountinfo, statfs.
 
     `shared` is None when nothing could tell. With a recorded mount table (a fixture,
-    a node this machine is not) the live path is never touched.
+    a node this machine is not) the live path is never touched; with `here=False`
+    (a static run: this machine is not the cluster) neither is this machine's table.
     """
     path = os.path.normpath(path)
     site = getattr(job, "site", {}) or {}
@@ -224,6 +225,8 @@ def filesystem_of(job, path: str) -> dict:
         return {"path": path, "fstype": None, "shared": best[1], "mount": best[0],
                 "source": "site"}
     recorded = job.fact_overridden("mountinfo")
+    if not recorded and not here:
+        return {"path": path, "fstype": None, "shared": None, "mount": None, "source": "none"}
     mounts = parse_mountinfo(job.fact("mountinfo") or "")
     real, dev = path, None
     if not recorded:

@@ -1,0 +1,88 @@
+"""Built-in site profiles (doctor/sites/<name>.yaml) and which one applies (docs/site-profiles.md).
+
+A profile holds what a login node cannot always tell: shared and local paths, whether
+compute nodes reach the internet, container binds and libraries, and partition limits
+in scontrol's field names. The settings choose one (`site: lumi`, or `site: {profile:
+lumi, ...}` whose other keys override the profile's key by key); without a choice it is
+detected from `scontrol show config`'s ClusterName or the hostname.
+"""
+from __future__ import annotations
+
+import re
+import socket
+from typing import Callable, Optional
+
+import yaml
+
+from doctor.proc import run_cmd
+from doctor.settings import (NO_PROFILE, PARTITION_FIELDS, SITES_DIR as HERE,  # noqa: F401
+                             check_partitions, known_profiles as known, parse_settings)
+
+SCONTROL_TIMEOUT_S = 3.0
+# the keys of a profile that are site values (the rest: name, summary, detect)
+VALUE_KEYS = ("shared_paths", "local_paths", "compute_network", "gpus_per_node",
+              "symlinked_paths", "default_binds", "fabric_binds", "gpu_libraries", "partitions")
+
+
+def load(name: str) -> dict:
+    """A built-in profile as written (name, summary, detect and its values); its values
+    pass the same checks as the settings' `site:` keys."""
+    data = yaml.safe_load((HERE / f"{name}.yaml").read_text(encoding="utf-8"))
+    parse_settings({"site": {k: data[k] for k in VALUE_KEYS if k in data}},
+                   f"site profile {name}")
+    return data
+
+
+def cluster_name(run: Callable = run_cmd) -> Optional[str]:
+    """ClusterName from `scontrol show config`, or None when Slurm does not answer in 3 s."""
+    res = run(["scontrol", "show", "config"], timeout=SCONTROL_TIMEOUT_S)
+    if res.returncode != 0:
+        return None
+    m = re.search(r"^\s*ClusterName\s*=\s*(\S+)", res.stdout, re.M)
+    return m[1] if m else None
+
+
+def match_hostname(hostname: str) -> Optional[str]:
+    """The profile whose login-node name pattern matches the hostname."""
+    for name in known():
+        for pattern in (load(name).get("detect") or {}).get("hostnames") or ():
+            if re.fullmatch(pattern, hostname, re.I):
+                return name
+    return None
+
+
+def detect(run: Callable = run_cmd, hostname: Optional[str] = None) -> tuple:
+    """(profile, how) from this login node, or (None, None)."""
+    cluster = cluster_name(run)
+    if cluster:
+        for name in known():
+            if cluster in ((load(name).get("detect") or {}).get("cluster_names") or ()):
+                return name, f"scontrol show config: ClusterName = {cluster}"
+    host = hostname if hostname is not None else socket.gethostname()
+    name = match_hostname(host)
+    return (name, f"hostname {host}") if name else (None, None)
+
+
+def effective(settings_site: dict, detect_now: Callable[[], tuple]) -> dict:
+    """The site as the checks see it: the profile's values, overridden key by key by the
+    settings' site keys, plus `profile`, `source` (settings|detected|none) and how it was
+    detected. `detect_now` is only called when the settings name no profile."""
+    chosen = settings_site.get("profile")
+    if chosen is not None:
+        name, source, how = (None if chosen == NO_PROFILE else chosen), "settings", None
+    else:
+        name, how = detect_now()
+        source = "detected" if name else "none"
+    values: dict = {}
+    if name is not None:
+        data = load(name)
+        values = {k: data[k] for k in VALUE_KEYS if k in data}
+        values["name"] = data.get("name", name)
+    overrides = sorted(k for k in settings_site if k != "profile")
+    values.update({k: settings_site[k] for k in overrides})
+    out = {"profile": name, "source": source, **values}
+    if how:
+        out["detected_by"] = how
+    if overrides:
+        out["overrides"] = overrides
+    return out
