@@ -49,8 +49,9 @@ def _tool(name: str) -> str:
 
 def sbatch(script: str, sbatch_args: list, script_args: list, hold: bool = False,
            timeout: float = SBATCH_TIMEOUT_S) -> tuple:
-    """Run the real sbatch: (job id, what else it printed). InputError when sbatch refused
-    the job (exit 2); OutcomeUnknown when it may have submitted it."""
+    """Run the real sbatch: (job id, what else it printed); (None, ...) for `--test-only`,
+    which submits nothing. InputError when sbatch refused the job (exit 2); OutcomeUnknown
+    when it may have submitted it."""
     argv = [_tool("sbatch"), "--parsable", *(["--hold", "--open-mode=append"] if hold else []),
             *sbatch_args, script, *script_args]
     try:
@@ -69,6 +70,8 @@ def sbatch(script: str, sbatch_args: list, script_args: list, hold: bool = False
                              job_id)
     if res.returncode == 0 and job_id:
         return job_id, said  # a notice after the id changes nothing
+    if res.returncode == 0 and "--test-only" in sbatch_args:
+        return None, said  # "Job N to start at ...": sbatch's estimate, nothing submitted
     if res.returncode == 0:
         raise OutcomeUnknown(f"sbatch exited 0 but printed no job id ({_last_line(said)})")
     if res.returncode is not None and res.returncode < 0:

@@ -90,6 +90,22 @@ def test_the_script_alone_passes(job):
 
 
 @pytest.mark.slurm
+def test_test_only_is_sbatchs_estimate_not_an_unknown_outcome(slurm_cluster, doctor_sbatch,
+                                                              tmp_path):
+    """`--test-only` makes sbatch print "Job N to start at ..." and submit nothing: exit 0
+    with sbatch's line on stderr and no job id; it used to be exit 4, "may be queued"."""
+    name = f"doctor-test-only-{os.getpid()}-{tmp_path.name}"
+    script = tmp_path / "job.sbatch"
+    script.write_text(f"#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --job-name={name}\n"
+                      f"#SBATCH -o {tmp_path}/slurm-%j.out\nsrun true\n")
+    proc = doctor_sbatch(tmp_path, str(script), "--test-only")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert "to start at" in proc.stderr and "unknown" not in proc.stderr
+    assert queued(name) == ""
+
+
+@pytest.mark.slurm
 def test_json_over_the_job_script_is_refused_before_submitting(slurm_cluster, doctor_sbatch, job):
     repo, script, name = job
     before = script.read_bytes()
