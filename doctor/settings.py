@@ -83,8 +83,13 @@ def _backend(v: Any) -> bool:
         return False
 
 
+MAX_INPUT_ELEMENTS = 2 ** 26  # 256 MiB of float32 per rank: the smoke is one small batch
+
+
 def _shape(v: Any) -> bool:
-    return bool(v) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in v)
+    if not (v and all(isinstance(d, int) and not isinstance(d, bool) and d >= 1 for d in v)):
+        return False
+    return math.prod(v) <= MAX_INPUT_ELEMENTS
 
 
 # What a value may be beyond its type: (test, what is allowed). ITEMS test each
@@ -109,7 +114,8 @@ VALUES: dict = {
     "site.profile": (lambda v: v == NO_PROFILE or v in known_profiles(),
                      f"a known site profile ({', '.join(known_profiles())}, or {NO_PROFILE})"),
     "smoke.model": (is_factory, "MODULE:FACTORY, such as mypkg.models:build"),
-    "smoke.input_shape": (_shape, "a list of sizes of 1 or more, such as [2, 3, 64, 64]"),
+    "smoke.input_shape": (_shape, "a list of sizes of 1 or more, at most 2**26 elements in "
+                                  "all, such as [2, 3, 64, 64]"),
     "smoke.timeout_s": (lambda v: 1 <= v <= MAX_SECONDS,
                         f"a number of seconds from 1 to {MAX_SECONDS}"),
     "smoke.world_size": (lambda v: 2 <= v <= MAX_SMOKE_RANKS,

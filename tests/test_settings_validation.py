@@ -12,6 +12,7 @@ import pytest
 from conftest import validate_report
 from doctor.cli import main
 
+SHAPE = "a list of sizes of 1 or more, at most 2**26 elements in all, such as [2, 3, 64, 64]"
 WIDE = "a torch version such as 2.5.1, 2.5.1+rocm6.2 or 2.4.0a0+git1234abc"
 CUDA_ID = "cuda-tensor-in-shared-cache"
 CUDA = f"options.{CUDA_ID}"
@@ -42,9 +43,11 @@ BAD_YAML = [
     ("smoke: {model: mypkg.models}",  # "raised while building the model"
      "smoke.model: 'mypkg.models' is not MODULE:FACTORY, such as mypkg.models:build"),
     ("smoke: {input_shape: [-1, 32]}",  # "raised while wrapping the model in DDP"
-     "smoke.input_shape: [-1, 32] is not a list of sizes of 1 or more, such as [2, 3, 64, 64]"),
+     f"smoke.input_shape: [-1, 32] is not {SHAPE}"),
+    ("smoke: {input_shape: [100000000, 100000000, 100000000]}",  # 4e24 bytes per rank
+     f"smoke.input_shape: [100000000, 100000000, 100000000] is not {SHAPE}"),
     ("smoke: {input_shape: []}",  # silently no shape
-     "smoke.input_shape: [] is not a list of sizes of 1 or more, such as [2, 3, 64, 64]"),
+     f"smoke.input_shape: [] is not {SHAPE}"),
     ("torch_version: banana",  # echoed into findings: "torch banana raises ..."
      f"torch_version: 'banana' is not {WIDE}"),
     ("torch_version: ''",  # silently the installed torch
