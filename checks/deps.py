@@ -1,0 +1,299 @@
+"""Third-party packages the job imports that its Python (container, venv) lacks."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor import fs
+from doctor.job.context import Job
+from doctor.job.launch import resolvable, scripts_or_none, workdir
+from doctor.job.launchers import CONTAINER_VALUE
+from doctor.job.pylookup import LOOKUP_CHILD
+from doctor.job.sources import python_sources, tree_of
+from doctor.proc import run_cmd
+
+# import name → pip name, where they differ
+PIP_NAMES = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
+             "sklearn": "scikit-learn", "skimage": "scikit-image"}
+GUARDS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}
+
+
+@check("container-deps-missing", title="A third-party package the job imports is missing "
+       "from the job's Python", severity="error", tags=("python", "imports", "containers"),
+       needs=("repo", "sbatch", "node"), timeout=60)
+def container_deps_missing(job: Job) -> Iterator[Finding]:
+    """A package the job's code imports is not installed where the job runs.
+
+    The doctor follows the entry script (or `-m` module) through the repo's own
+    imports and collects the module-level imports of every file it reaches that
+    are not the repo's own, not in `sys.stdlib_module_names` and not inside a
+    `try` that catches `ImportError`. Each top-level name is looked up, never
+    imported, in the job's Python: `singularity|apptainer exec [binds] IMAGE
+    python -I -S` for a container step when the runtime is on this node's PATH;
+    else `<env>/bin/python` of the venv (`source X/bin/activate`) or conda env
+    (`conda activate /path`) the job script activates; else this machine's
+    Python only when the job's `python` is this very interpreter. A container
+    step with no runtime here, an env named by a variable, or another Python,
+    is skipped and the reason said. Function-level imports are not read.
+
+    ## Why it matters
+    Containers such as LUMI's CSC PyTorch image lack packages a laptop has
+    (seed 002: `tifffile`): the job waits in the queue, starts, and dies with
+    `ModuleNotFoundError` on every rank.
+
+    ## How to fix
+    For a container, install into a directory on a shared filesystem and put it
+    on the job's PYTHONPATH: `singularity exec IMAGE pip install --target=DIR PKG`
+    and `export PYTHONPATH=DIR:$PYTHONPATH` in the script that runs python. For
+    a venv, `<venv>/bin/pip install PKG`.
+    """
+    for script in scripts_or_none(job):
+        step = job.step(script)
+        scripts = list(step.scripts) or ([script] if script else [])
+        cwd, _ = workdir(job, script, scripts)
+        entry = _entry_file(job, step, cwd)
+        if entry is None:
+            raise Skip("the job's entry script is not a file of the repo the doctor can read")
+        roots = _roots(job, entry, cwd, step)
+        imports = _third_party(job, entry, roots)
+        for name in set(imports) & _repo_module_names(job):
+            del imports[name]   # a repo module reached through a sys.path change
+        if not imports:
+            continue
+        python, kind, where = _job_python(job, step, scripts, cwd)
+        env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
+        env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
+        if kind == "container" and "PYTHONPATH" in env:   # survives --cleanenv too
+            env["SINGULARITYENV_PYTHONPATH"] = env["APPTAINERENV_PYTHONPATH"] = env["PYTHONPATH"]
+        names = sorted(imports)
+        res = run_cmd([*python, "-I", "-S", "-c", LOOKUP_CHILD, str(entry.parent),
+                       json.dumps(names)], timeout=45, env=env,
+                      cwd=str(cwd) if fs.is_dir(cwd) else None)
+        if res.returncode != 0 or not res.stdout.strip():
+            raise RuntimeError(f"module lookup in {where} failed: {res.stderr.strip()[-400:]}")
+        found = json.loads(res.stdout.strip().splitlines()[-1])["found"]
+        pp = step.env.get("PYTHONPATH")
+        unresolved = list(pp.unresolved) if pp is not None else []
+        for name in names:
+            if not found[name]["missing"]:
+                continue
+            (path, line), *others = imports[name]
+            pip = PIP_NAMES.get(name, name)
+            msg = (f"`import {name}` fails in {where}: no module {name} there "
+                   f"(PYTHONPATH={pp.value if pp is not None else '(unset)'})")
+            if kind == "container":
+                fix = (f"Install {pip} into a shared directory with the container's pip and "
+                       "add it to PYTHONPATH in the script that runs python (seed 002).")
+                commands: tuple = (f"{' '.join(python[:-1])} pip install --target=DIR {pip}",
+                                   "export PYTHONPATH=DIR:$PYTHONPATH")
+            else:
+                pip_cmd = f"{Path(python[0]).parent}/pip" if kind == "env" else "pip"
+                fix = f"Install {pip} into {where}."
+                commands = (f"{pip_cmd} install {pip}",)
+            if name not in PIP_NAMES:
+                fix += f" (`{name}` is the import name; its pip name may differ.)"
+            severity = None
+            if unresolved:
+                msg += f"; unless PYTHONPATH's unresolved parts ({', '.join(unresolved)}) add it"
+                severity = Severity.WARNING
+            yield Finding(msg, location=Location(path, line), fix=fix, commands=commands,
+                          data={"module": name, "pip": pip, "python": where,
+                                "also_imported_at": [f"{p}:{n}" for p, n in others]},
+                          severity=severity)
+
+
+def _entry_file(job: Job, step, cwd: Path) -> Optional[Path]:
+    if step.entry is None:
+        return None
+    if step.entry_is_module:
+        for root in (cwd, job.repo, job.repo / "src"):
+            base = root.joinpath(*step.entry.split("."))
+            for p in (base.with_suffix(".py"), base / "__main__.py"):
+                if fs.is_file(p, job.unreadable):
+                    return p
+        return None
+    p = Path(step.entry) if os.path.isabs(step.entry) else cwd / step.entry
+    return p if fs.is_file(p, job.unreadable) and p.suffix == ".py" else None
+
+
+def _roots(job: Job, entry: Path, cwd: Path, step) -> list:
+    """Where the repo's own modules live: the entry's directory, cwd, the repo, src/,
+    and PYTHONPATH entries inside the repo."""
+    roots = [entry.parent, cwd, job.repo, job.repo / "src"]
+    pp = step.env.get("PYTHONPATH")
+    for part in (pp.value.split(os.pathsep) if pp is not None else []):
+        if part and os.path.isabs(part) and fs.is_dir(Path(part), job.unreadable):
+            roots.append(Path(part))
+    return [r for r in dict.fromkeys(roots) if fs.is_dir(r, job.unreadable)]
+
+
+def _own(name: str, roots: list, job: Job) -> Optional[Path]:
+    """The repo file of a dotted module name, or None when it is not the repo's."""
+    for root in roots:
+        base = root.joinpath(*name.split("."))
+        for p in (base.with_suffix(".py"), base / "__init__.py"):
+            if fs.is_file(p, job.unreadable):
+                return p
+        if fs.is_dir(base, job.unreadable):   # a namespace package of the repo
+            return base
+    return None
+
+
+def _third_party(job: Job, entry: Path, roots: list) -> dict:
+    """Top-level name → [(file, line), ...] of unguarded module-level imports in the
+    files the entry reaches through the repo's own imports."""
+    out: dict = {}
+    seen: set = set()
+    todo = [entry]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        tree = tree_of(job, path)
+        if not isinstance(tree, ast.Module):
+            continue
+        for node, guarded in _module_imports(tree.body, False):
+            for name in _names(node, path, roots):
+                own = _own(name, roots, job)
+                top = name.split(".")[0]
+                if own is not None or (top and _own(top, roots, job) is not None):
+                    if own is not None and own.suffix == ".py":
+                        todo.append(own)
+                    init = own / "__init__.py" if own is not None and own.is_dir() else None
+                    if init is not None and fs.is_file(init, job.unreadable):
+                        todo.append(init)
+                    continue
+                if guarded or not top or top in sys.stdlib_module_names \
+                        or top == "__future__":
+                    continue
+                out.setdefault(top, []).append((job.rel(path), node.lineno))
+    return out
+
+
+def _repo_module_names(job: Job) -> set:
+    """The name of every .py file of the repo and of every directory holding one."""
+    out: set = set()
+    for p in python_sources(job):
+        out.add(p.stem)
+        out.update(part for part in p.relative_to(job.repo).parts[:-1])
+    return out
+
+
+def _names(node: ast.AST, path: Path, roots: list) -> list:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    if node.level == 0:
+        base = node.module or ""
+        return [base] + [f"{base}.{a.name}" for a in node.names if a.name != "*"]
+    # relative: resolve against the file's directory, relative to the first root above it
+    pkg = path.parent
+    for _ in range(node.level - 1):
+        pkg = pkg.parent
+    for root in roots:
+        try:
+            rel = pkg.relative_to(root)
+        except ValueError:
+            continue
+        base = ".".join([*rel.parts, *([node.module] if node.module else [])])
+        return ([base] if base else []) + [f"{base}.{a.name}".lstrip(".") for a in node.names
+                                           if a.name != "*"]
+    return []
+
+
+def _module_imports(body: list, guarded: bool) -> Iterator[tuple]:
+    """(import node, guarded) run when the module is imported: not inside functions,
+    nor under `if TYPE_CHECKING:`."""
+    for st in body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            yield st, guarded
+        elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            catches = any(h.type is None or _catches(h.type) for h in st.handlers)
+            yield from _module_imports(st.body, guarded or catches)
+            for h in st.handlers:
+                yield from _module_imports(h.body, guarded)
+            yield from _module_imports(st.orelse + st.finalbody, guarded)
+        elif isinstance(st, ast.If):
+            if "TYPE_CHECKING" not in ast.unparse(st.test):
+                yield from _module_imports(st.body, guarded)
+            yield from _module_imports(st.orelse, guarded)
+        elif isinstance(st, (ast.With, ast.ClassDef)):
+            yield from _module_imports(st.body, guarded)
+
+
+def _catches(t: ast.expr) -> bool:
+    items = t.elts if isinstance(t, ast.Tuple) else [t]
+    return any(getattr(i, "id", getattr(i, "attr", None)) in GUARDS for i in items)
+
+
+def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
+    """(argv of the job's python, kind, description): container, env or this machine."""
+    prog = step.program[0] if step.program else "python"
+    prog = prog if os.path.basename(prog).startswith("python") else "python3"
+    if step.container is not None:
+        argv = list(step.container.argv)
+        tool = os.path.basename(argv[0])
+        where = f"the container of {step.container.path}:{step.container.line}"
+        if shutil.which(tool) is None:
+            raise Skip(f"the job runs python in a container ({where}) and no `{tool}` "
+                       "runtime is on this node's PATH to look inside it")
+        i = 2
+        while i < len(argv) and argv[i].startswith("-"):
+            i += 2 if argv[i] in CONTAINER_VALUE and "=" not in argv[i] else 1
+        if i >= len(argv) or not resolvable(argv[i]):
+            raise Skip(f"the image of {where} is named by a variable the doctor cannot "
+                       "resolve")
+        return [tool, "exec", *argv[2:i + 1], prog], "container", where
+    env_dir = _activated(job, scripts, cwd)
+    if env_dir is not None:
+        python = env_dir / "bin" / "python"
+        if not fs.is_file(python, job.unreadable):
+            raise Skip(f"the environment the job activates ({env_dir}) has no bin/python on "
+                       "this node")
+        return [str(python)], "env", f"the environment {env_dir}"
+    hidden = list(step.env.opaque) + [n for n in step.env.notes if "module" in n or "conda" in n]
+    if hidden:
+        raise Skip(f"the job's Python may come from {hidden[0]}; the doctor cannot see which "
+                   "interpreter that gives the job")
+    if os.path.isabs(prog):
+        found: Optional[str] = prog if fs.is_file(Path(prog), job.unreadable) else None
+    else:
+        found = shutil.which(prog, path=step.env.get("PATH").value
+                             if step.env.get("PATH") is not None else None)
+    if found is None or fs.realpath(found) != fs.realpath(sys.executable):
+        raise Skip(f"the job's `{prog}` ({found or 'not on this node'}) is not this machine's "
+                   f"Python ({sys.executable}); the doctor looks up modules only in the "
+                   "job's own interpreter")
+    return [sys.executable], "this", f"this machine's Python ({sys.executable})"
+
+
+def _activated(job: Job, scripts: list, cwd: Path) -> Optional[Path]:
+    """The last venv (`source X/bin/activate`) or conda env (`conda activate /path`)
+    the scripts activate; Skip when one is named by something the doctor cannot read."""
+    env_dir: Optional[Path] = None
+    for s in scripts:
+        for cmd in s.commands:
+            argv = list(cmd.argv)
+            if argv[:1] and argv[0] in ("source", ".") and len(argv) > 1 \
+                    and argv[1].endswith("bin/activate"):
+                target = argv[1][:-len("bin/activate")].rstrip("/") or "."
+            elif argv[:1] and argv[0] in ("conda", "mamba", "micromamba") \
+                    and "activate" in argv[1:2] and len(argv) > 2:
+                target = argv[-1]
+                if "/" not in target:
+                    raise Skip(f"the conda env `{target}` ({s.rel}:{cmd.line}) is named, not "
+                               "a path the doctor can find")
+            else:
+                continue
+            if not resolvable(target):
+                raise Skip(f"the environment activated at {s.rel}:{cmd.line} ({target}) is "
+                           "named by a variable the doctor cannot resolve")
+            env_dir = Path(target) if os.path.isabs(target) else cwd / target
+    return env_dir
