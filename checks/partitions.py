@@ -1,4 +1,5 @@
-"""The job's partition, time, nodes and GPUs against the partition's limits."""
+"""The job's partition, time, nodes, GPUs, memory and account against the partition's
+limits."""
 from __future__ import annotations
 
 import re
@@ -54,6 +55,22 @@ def _int(value: Optional[str]) -> Optional[int]:
     return int(value) if value and value.isdigit() else None
 
 
+def slurm_mb(value: str) -> Optional[int]:
+    """A Slurm memory size (`4000`, `2G`, `1900MB`, `512k`; M is the default unit) in
+    megabytes, rounded up; None for a value sbatch refuses (`Invalid --mem specification`)."""
+    m = re.fullmatch(r"(\d+)([KMGT]?)B?", value.strip(), re.IGNORECASE)
+    if not m:
+        return None
+    n, unit = int(m[1]), m[2].upper() or "M"
+    return -(-n // 1024) if unit == "K" else n * {"M": 1, "G": 1024, "T": 1024 ** 2}[unit]
+
+
+def _accounts(value: Optional[str]) -> Optional[list]:
+    """An AllowAccounts/DenyAccounts list; None for ALL or an empty field."""
+    names = [a for a in (value or "").split(",") if a and a != "(null)"]
+    return None if not names or names == ["ALL"] else names
+
+
 def live_partitions(job: Job) -> Optional[tuple]:
     """(partitions in the profile's field names, default partition) from scontrol, or
     None when Slurm does not answer within 3 s."""
@@ -63,10 +80,14 @@ def live_partitions(job: Job) -> Optional[tuple]:
             return None
         nodes = run_cmd(["scontrol", "show", "node", "-o"], timeout=SCONTROL_TIMEOUT_S)
         gpus: dict = {}
+        mem: dict = {}   # the largest node of each partition: RealMemory, CPUTot
         for line in nodes.stdout.splitlines() if nodes.returncode == 0 else ():
             f = _fields(line)
             for part in f.get("Partitions", "").split(","):
                 gpus[part] = max(gpus.get(part, 0), _gpus(f.get("Gres", "")))
+                real, cpus = _int(f.get("RealMemory")), _int(f.get("CPUTot"))
+                old = mem.get(part, (0, 0))
+                mem[part] = (max(old[0], real or 0), max(old[1], cpus or 0))
         parts, default = {}, None
         for line in res.stdout.splitlines():
             f = _fields(line)
@@ -78,8 +99,14 @@ def live_partitions(job: Job) -> Optional[tuple]:
             p = {"MaxTime": f.get("MaxTime"), "MaxNodes": _int(f.get("MaxNodes")),
                  "TotalNodes": _int(f.get("TotalNodes")), "State": f.get("State"),
                  "OverSubscribe": (f.get("OverSubscribe") or "").split(":")[0] or None}
+            p.update(MaxMemPerNode=_int(f.get("MaxMemPerNode")),
+                     MaxMemPerCPU=_int(f.get("MaxMemPerCPU")),
+                     AllowAccounts=_accounts(f.get("AllowAccounts")),
+                     DenyAccounts=_accounts(f.get("DenyAccounts")))
             if nodes.returncode == 0:
                 p["GpusPerNode"] = gpus.get(name, 0)
+                real, cpus = mem.get(name, (0, 0))
+                p.update(RealMemory=real or None, CPUTot=cpus or None)
             parts[name] = {k: v for k, v in p.items() if v is not None}
         return parts, default
 
@@ -116,13 +143,19 @@ def _shared_instead(parts: dict, gpus: int, minutes: Optional[float],
        severity="error", tags=("slurm", "sbatch", "partition"), needs=("sbatch", "settings"),
        timeout=15)
 def slurm_partition_limits(job: Job) -> Iterator[Finding]:
-    """The partition, `--time`, `--nodes` and GPUs per node exceed the partition's limits.
+    """The partition, `--time`, `--nodes`, GPUs per node, `--mem*` or `--account` exceed
+    the partition's limits.
 
     The limits come from the live `scontrol show partition -o` and `scontrol show node -o`
-    (GRES) when Slurm answers within 3 seconds, else from the site profile's `partitions`
-    (docs/site-profiles.md); live Slurm wins, and the report's `facts.partitions` lists
-    where the two disagree. With `--static` only the profile is read. Without
-    `--partition` the live default partition is checked.
+    (GRES, RealMemory, CPUTot) when Slurm answers within 3 seconds, else from the site
+    profile's `partitions` (docs/site-profiles.md); live Slurm wins, and the report's
+    `facts.partitions` lists where the two disagree. With `--static` only the profile is
+    read. Without `--partition` the live default partition is checked. `--mem`,
+    `--mem-per-cpu` (× CPUs per node) and `--mem-per-gpu` (× GPUs per node) are checked
+    against the nodes' `RealMemory` and `MaxMemPerNode` (both also from a profile, in MB;
+    `--mem=0` is the whole node) and, live only, `MaxMemPerCPU`; `--account` against the
+    live `AllowAccounts`/`DenyAccounts` (a job without `--account` is not checked: its
+    default account is in the accounting database).
 
     ## Why it matters
     Slurm often accepts such a job and leaves it pending for ever: with
@@ -131,12 +164,14 @@ def slurm_partition_limits(job: Job) -> Iterator[Finding]:
     an unknown partition is refused at submission, after the queue wait of a retry. A job
     asking for one GPU on a whole-node (`OverSubscribe=EXCLUSIVE`) partition is given, and
     billed for, the whole node, and may wait longer for it (seed 002: one GPU on LUMI's
-    `standard-g`).
+    `standard-g`). More memory than a node has is refused at submission; above
+    `MaxMemPerNode` the job pends with reason `MaxMemPerLimit`; an account the partition
+    does not allow never starts there.
 
     ## How to fix
-    Ask for at most the partition's `MaxTime`, `MaxNodes` and GPUs per node, choose
-    another partition (`sinfo -s` lists them), or use the shared partition the finding
-    names for a partial node.
+    Ask for at most the partition's `MaxTime`, `MaxNodes`, GPUs and memory per node, use
+    an account it allows, choose another partition (`sinfo -s` lists them), or use the
+    shared partition the finding names for a partial node.
     """
     profile = job.site.get("partitions") or {}
     live = live_partitions(job)
@@ -214,6 +249,8 @@ def _one(script, name: str, parts: dict, source: str, where: str,
                           data=dict(data, rule="nodes", nodes=nodes, limit_field=key,
                                     limit=p[key]))
             break
+    yield from _memory(script, part, p, data)
+    yield from _account(script, part, p, data)
     gpn = script.gpus_per_node()
     per_node = p.get("GpusPerNode")
     if gpn is None or per_node is None:
@@ -238,3 +275,67 @@ def _one(script, name: str, parts: dict, source: str, where: str,
                       data=dict(data, rule="partial-node", gpus_per_node=gpus,
                                 node_gpus=per_node, shared=shared),
                       severity=Severity.WARNING)
+
+
+def _memory(script, part: str, p: dict, data: dict) -> Iterator[Finding]:
+    """--mem, --mem-per-cpu or --mem-per-gpu that no node of the partition can give."""
+    d = script.get("mem", "mem-per-cpu", "mem-per-gpu")
+    mb = slurm_mb(d.value) if d else None
+    if d is None or mb is None:
+        return
+    cpus = (script.cpus_per_task or 1) * (script.ntasks_per_node or 1)
+    gpn = script.gpus_per_node()
+    per_node = mb * {"mem": 1, "mem-per-cpu": cpus,
+                     "mem-per-gpu": gpn[0] if gpn else 1}[d.key]
+    real, max_node, max_cpu = p.get("RealMemory"), p.get("MaxMemPerNode"), p.get("MaxMemPerCPU")
+    ask = f"--{d.key}={d.value} ({script.where(d)})" + (
+        f", {per_node} MB per node," if per_node != mb else "")
+    loc = Location(script.rel, d.line or None)
+    data = dict(data, rule="memory", option=d.key, mb_per_node=per_node)
+    if mb == 0:   # --mem=0: all the memory of the node; MaxMemPerNode still applies
+        per_node = (real or 0) if d.key == "mem" else 0
+    if real and per_node > real:
+        yield Finding(f"{ask} is more than the nodes of {part} have (RealMemory {real} MB): "
+                      "sbatch refuses it (Memory specification can not be satisfied)",
+                      location=loc, fix=f"Ask for at most --mem={real}M per node, or use a "
+                                        "partition with larger nodes.",
+                      data=dict(data, limit_field="RealMemory", limit=real))
+    elif max_node and per_node and per_node > max_node:
+        yield Finding(f"{ask} is above {part}'s MaxMemPerNode {max_node} MB: the job would "
+                      "pend with reason MaxMemPerLimit",
+                      location=loc, fix=f"Ask for at most --mem={max_node}M.",
+                      data=dict(data, limit_field="MaxMemPerNode", limit=max_node))
+    elif max_cpu and p.get("CPUTot") and d.key != "mem-per-gpu" and mb:
+        # Slurm gives the job more CPUs to stay within MaxMemPerCPU
+        need = -(-mb // max_cpu) * (cpus if d.key == "mem-per-cpu" else 1)
+        if need > p["CPUTot"]:
+            yield Finding(f"{ask} needs {need} CPUs per node under {part}'s MaxMemPerCPU "
+                          f"{max_cpu} MB, and its nodes have {p['CPUTot']}: sbatch refuses it "
+                          "(CPU count per node can not be satisfied)",
+                          location=loc, fix=f"Ask for at most {max_cpu * p['CPUTot']} MB per "
+                                            "node, or use a partition without MaxMemPerCPU.",
+                          data=dict(data, limit_field="MaxMemPerCPU", limit=max_cpu,
+                                    cpus_needed=need, cpus=p["CPUTot"]))
+
+
+def _account(script, part: str, p: dict, data: dict) -> Iterator[Finding]:
+    """--account that the partition's AllowAccounts or DenyAccounts shuts out."""
+    d = script.get("account")
+    if d is None or not d.value:   # the default account is the accounting database's
+        return
+    allow, deny = p.get("AllowAccounts"), p.get("DenyAccounts")
+    acct = d.value.lower()   # Slurm's account names are lower case
+    if allow:   # Slurm ignores DenyAccounts when AllowAccounts is set
+        bad = acct not in [a.lower() for a in allow]
+        why = f"not in {part}'s AllowAccounts ({','.join(allow)})"
+    else:
+        bad = bool(deny) and acct in [a.lower() for a in deny or ()]
+        why = f"in {part}'s DenyAccounts ({','.join(deny or ())})"
+    if bad:
+        yield Finding(f"--account={d.value} ({script.where(d)}) is {why}: Slurm never starts "
+                      "the job there", location=Location(script.rel, d.line or None),
+                      fix="Use an account the partition allows (`sacctmgr show assoc "
+                          "user=$USER`), or another partition.",
+                      commands=("sacctmgr show assoc user=$USER format=account,partition",),
+                      data=dict(data, rule="account", account=d.value,
+                                limit_field="AllowAccounts" if allow else "DenyAccounts"))

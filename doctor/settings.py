@@ -39,9 +39,11 @@ MAX_SMOKE_RANKS = 64  # the smoke's ranks are processes on this one node
 
 SITES_DIR = Path(__file__).resolve().parent / "sites"   # the built-in profiles (doctor/sites)
 NO_PROFILE = "none"  # `site: none`: no profile and no detection
-# scontrol's own names for a partition's limits, plus the GPUs of each of its nodes
+# scontrol's own names for a partition's limits, plus the GPUs and RealMemory (MB) of
+# each of its nodes
 PARTITION_FIELDS = {"MaxTime": str, "MaxNodes": int, "TotalNodes": int, "State": str,
-                    "OverSubscribe": str, "GpusPerNode": int}
+                    "OverSubscribe": str, "GpusPerNode": int, "MaxMemPerNode": int,
+                    "RealMemory": int}
 
 
 def known_profiles() -> list:

@@ -28,10 +28,13 @@ def scontrol(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def parts(slurm_cluster):
-    """name → partition: t (MaxTime 10 min, MaxNodes 1), x (exclusive), d (down)."""
+    """name → partition: t (MaxTime 10 min, MaxNodes 1), x (exclusive), d (down),
+    m (MaxMemPerNode 1000 MB), c (MaxMemPerCPU 300 MB), a (AllowAccounts proj1),
+    n (DenyAccounts proj2). The local nodes have 2 CPUs and RealMemory 2000 MB."""
     prefix = f"dtest_{uuid.uuid4().hex[:8]}"
     specs = {"t": ["MaxTime=10", "MaxNodes=1"], "x": ["OverSubscribe=EXCLUSIVE"],
-             "d": ["State=DOWN"]}
+             "d": ["State=DOWN"], "m": ["MaxMemPerNode=1000"], "c": ["MaxMemPerCPU=300"],
+             "a": ["AllowAccounts=proj1"], "n": ["DenyAccounts=proj2"]}
     made = []
     try:
         for key, fields in specs.items():
@@ -62,6 +65,16 @@ def sbatch_test_only(repo: Path) -> str:
     """`sbatch --test-only`'s verdict (it writes to stderr)."""
     res = subprocess.run(["sbatch", "--test-only", "job.sbatch"], cwd=repo,
                          capture_output=True, text=True, timeout=30)
+    return res.stderr
+
+
+def sbatch_refusal(repo: Path) -> str:
+    """A real submission's stderr; a job it queued after all is cancelled."""
+    res = subprocess.run(["sbatch", "--parsable", "job.sbatch"], cwd=repo,
+                         capture_output=True, text=True, timeout=30)
+    if res.stdout.strip():
+        subprocess.run(["scancel", res.stdout.strip().split(";")[0]], capture_output=True,
+                       timeout=30)
     return res.stderr
 
 
@@ -224,3 +237,113 @@ def test_no_scontrol_and_no_profile_skips_naming_both(tmp_path):
     assert code == 0 and res["status"] == "skip"
     assert res["reason"] == ("no partition limits: scontrol did not answer within 3 s, "
                              "and the site profile has no `partitions`")
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("mem", ["--mem=3000", "--mem=2G", "--mem=1t", "--mem-per-cpu=2001",
+                                 "--mem-per-cpu=1500\n#SBATCH --cpus-per-task=2"])
+def test_mem_above_real_memory_refused(parts, tmp_path, mem):
+    """More than the nodes' RealMemory (2000 MB): sbatch --test-only says "Requested node
+    configuration is not available", a real sbatch "Memory specification can not be
+    satisfied"."""
+    repo = job(tmp_path, "--partition=debug", "--time=5", mem)
+    assert "Requested node configuration is not available" in sbatch_test_only(repo)
+    code, res, _ = doctor(repo)
+    assert code == 1 and res["severity"] == "error", res
+    f = res["findings"][0]
+    assert f["data"]["rule"] == "memory" and f["data"]["limit_field"] == "RealMemory"
+    assert f["location"] == {"path": "job.sbatch", "line": 4}
+
+
+@pytest.mark.slurm
+def test_real_submission_names_memory(parts, tmp_path):
+    repo = job(tmp_path, "--partition=debug", "--time=5", "--mem=3000")
+    assert "Memory specification can not be satisfied" in sbatch_refusal(repo)
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("mem", ["--mem=2000", "--mem=0", "--mem=1953M", "--mem=2000000K",
+                                 "--mem-per-cpu=1000\n#SBATCH --cpus-per-task=2"])
+def test_mem_within_real_memory_passes(parts, tmp_path, mem):
+    repo = job(tmp_path, "--partition=debug", "--time=5", mem)
+    assert "to start at" in sbatch_test_only(repo)
+    code, res, _ = doctor(repo)
+    assert code == 0 and res["status"] == "pass", res
+
+
+@pytest.mark.slurm
+@pytest.mark.parametrize("mem", ["--mem=1500", "--mem=0"])
+def test_mem_above_max_mem_per_node_pends(parts, tmp_path, mem):
+    """--mem=0 is the whole node (2000 MB): above MaxMemPerNode 1000, it pends too."""
+    repo = job(tmp_path, f"--partition={parts['m']}", "--time=5", mem)
+    assert pending_reason(repo, "MaxMemPerLimit") == "MaxMemPerLimit"
+    code, res, _ = doctor(repo)
+    assert code == 1
+    f = res["findings"][0]
+    assert f["data"]["limit_field"] == "MaxMemPerNode" and f["data"]["limit"] == 1000
+    assert "MaxMemPerLimit" in f["message"]
+
+
+@pytest.mark.slurm
+def test_mem_within_max_mem_per_node_passes(parts, tmp_path):
+    repo = job(tmp_path, f"--partition={parts['m']}", "--time=5", "--mem=1000")
+    code, res, _ = doctor(repo)
+    assert code == 0 and res["status"] == "pass", res
+
+
+@pytest.mark.slurm
+def test_max_mem_per_cpu_needs_more_cpus_than_nodes_have(parts, tmp_path):
+    """MaxMemPerCPU 300: --mem=900 needs 3 CPUs of a 2-CPU node. --test-only accepts it;
+    a real sbatch refuses it. --mem-per-cpu=400 is given 2 CPUs and fits."""
+    repo = job(tmp_path, f"--partition={parts['c']}", "--time=5", "--mem=900")
+    assert "CPU count per node can not be satisfied" in sbatch_refusal(repo)
+    code, res, _ = doctor(repo)
+    assert code == 1
+    assert res["findings"][0]["data"]["cpus_needed"] == 3
+    ok = job(tmp_path / "ok", f"--partition={parts['c']}", "--time=5", "--mem-per-cpu=400")
+    assert "to start at" in sbatch_test_only(ok)
+    assert doctor(ok)[1]["status"] == "pass"
+
+
+@pytest.mark.slurm
+def test_account_not_allowed_pends(parts, tmp_path):
+    """The local Slurm has no accounting database, so it holds every job on an
+    AllowAccounts partition ("Job's account not known, ..."); the doctor names only the
+    accounts not listed."""
+    repo = job(tmp_path, f"--partition={parts['a']}", "--time=5", "--account=other")
+    want = f"Job's account not known, so it can't use this partition ({parts['a']} allows proj1)"
+    assert pending_reason(repo, want) == want
+    code, res, _ = doctor(repo)
+    assert code == 1
+    assert res["findings"][0]["data"] == {"partition": parts["a"], "source": "scontrol",
+                                          "rule": "account", "account": "other",
+                                          "limit_field": "AllowAccounts"}
+    for ok in ("--account=proj1", "--account=PROJ1", "--time=5"):
+        assert doctor(job(tmp_path / ok, f"--partition={parts['a']}", ok))[1]["status"] == "pass"
+
+
+@pytest.mark.slurm
+def test_denied_account_fails(parts, tmp_path):
+    """DenyAccounts: the local Slurm (no accounting) does not enforce it, so this is the
+    doctor's reading of the scontrol field alone."""
+    repo = job(tmp_path, f"--partition={parts['n']}", "--time=5", "--account=proj2")
+    code, res, _ = doctor(repo)
+    assert code == 1 and res["findings"][0]["data"]["limit_field"] == "DenyAccounts"
+    ok = job(tmp_path / "ok", f"--partition={parts['n']}", "--time=5", "--account=proj1")
+    assert doctor(ok)[1]["status"] == "pass"
+
+
+@pytest.mark.parametrize("mem, verdict", [
+    ("--mem=256000", "pass"), ("--mem=250G", "pass"), ("--mem=251G", "fail"),
+    ("--mem=0", "fail"), ("--mem=257000", "fail"), ("--mem=1T", "fail"),
+    ("--mem-per-gpu=60G\n#SBATCH --gpus-per-node=4", "pass"),
+    ("--mem-per-gpu=70G\n#SBATCH --gpus-per-node=4", "fail"), ("--mem=12x", "pass")])
+def test_memory_against_profile(tmp_path, mem, verdict):
+    """MaxMemPerNode and RealMemory from the site profile (MB), through --static; --mem=0
+    is the whole node (512000 MB), above MaxMemPerNode as on the local Slurm."""
+    repo = job(tmp_path, "--partition=p", "--time=5", mem)
+    (repo / "doctor.yaml").write_text(
+        "site:\n  partitions:\n    p: {MaxMemPerNode: 256000, RealMemory: 512000, "
+        "GpusPerNode: 8}\n")
+    code, res, _ = doctor(repo, "--static")
+    assert res["status"] == verdict, (mem, res)

@@ -26,6 +26,7 @@ from doctor.probes import PROBES, load_probes
 from doctor.scanners.git import run_git
 from doctor.job.sbatch import SbatchScript, as_submitted, load_sbatch, looks_like_sbatch
 from doctor.errors import InputError
+from doctor.secrets import mask_words
 from doctor.settings import Settings, is_factory, load_settings
 
 DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml",
@@ -251,7 +252,10 @@ class Job:
                 entry["step"] = {
                     "at": step.where if step.line else None,
                     "chain": [f"{x.kind} ({x.path}:{x.line})" for x in step.chain],
-                    "entry": step.entry, "args": list(step.args)[:20],
+                    # masked with the program word, which the args alone lack
+                    # (`python sshpass -p S3CRET ...`: `-p S3CRET` is sshpass's)
+                    "entry": step.entry,
+                    "args": mask_words([str(step.entry), *step.args])[1:21],
                     "ranks_per_node": [step.ranks_per_node.value, step.ranks_per_node.source],
                     "cpus_per_rank": [step.cpus_per_rank.value, step.cpus_per_rank.source],
                     "gpus_per_node": [step.gpus_per_node.value, step.gpus_per_node.source],
