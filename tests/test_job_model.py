@@ -142,3 +142,21 @@ def test_copied_miopen_block_in_an_nvidia_job_is_not_rocm(tmp_path):
              "srun singularity exec --nv nvcr.io-pytorch.sif python train.py")})
     got = _results(repo, "--static", "--only", "hip-alloc-conf")
     assert got["hip-alloc-conf"]["status"] == "skip", got["hip-alloc-conf"]
+
+
+@pytest.mark.parametrize("body,pythonpath", [
+    # bash sets PWD on cd: $PWD/src after `cd /opt/app` is /opt/app/src ...
+    ('cd /opt/app\nexport PYTHONPATH="$PWD/src"', "/opt/app/src"),
+    ('cd /opt/app\ncd sub\nexport PYTHONPATH="$PWD/src"', "/opt/app/sub/src"),
+    # ... and after a cd the doctor cannot follow, $PWD is unknown: never the directory
+    # the doctor itself runs in (it used to be, and container-deps-missing then looked
+    # in the wrong place)
+    ('cd "$WORKDIR"\nexport PYTHONPATH="$PWD/src"', "$PWD/src"),
+])
+def test_pwd_follows_cd(tmp_path, body, pythonpath):
+    repo = _repo(tmp_path, {"job.sbatch": SBATCH.format(directives="#SBATCH --nodes=1",
+                                                        body=body + "\nsrun python train.py")})
+    job = Job(repo, static=True, env={"PWD": "/where/the/doctor/runs"})
+    value = job.step(job.scripts[0]).env["PYTHONPATH"]
+    assert value.value == pythonpath
+    assert value.resolved == (not pythonpath.startswith("$"))

@@ -235,8 +235,24 @@ def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
             res = expand(cmd.words[1], state.get, in_job=state.in_job)
             if res.resolved:
                 ctx.cwd = res.text
+            _set_pwd(state, res.text if res.resolved else None, script, cmd.line)
             continue
         _command(script, cmd.line, list(cmd.words), state, ctx, steps)
+
+
+def _set_pwd(state: EnvState, target: Optional[str], script: SbatchScript, line: int) -> None:
+    """bash sets PWD on `cd`: the new directory where it is known, else PWD is unknown
+    (a later `$PWD/src` must not become the doctor's own working directory)."""
+    old = state.values.get("PWD")
+    if target is not None and not os.path.isabs(target):
+        target = os.path.normpath(os.path.join(old.value, target)) \
+            if old is not None and os.path.isabs(old.value) else None
+    if target is None:
+        state.values.pop("PWD", None)
+    else:
+        state.put(EnvValue("PWD", target, "sbatch", script.rel, line,
+                           exported=old.exported if old is not None else True,
+                           channel="export", in_step=state.in_step))
 
 
 def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _Ctx,
