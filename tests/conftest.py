@@ -43,9 +43,19 @@ def result_of(doc: dict, check_id: str) -> dict:
     return next(r for r in doc["results"] if r["id"] == check_id)
 
 
-@pytest.fixture
-def doctor_cli():
-    return run_doctor
+def run_main(capsys, *argv: str) -> subprocess.CompletedProcess:
+    """doctor.cli.main(argv) in this process, its stdout and stderr captured: for runs that
+    end before any check does (refusals, settings errors), where a child costs ~0.3 s."""
+    from doctor.cli import main
+
+    capsys.readouterr()
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(list(argv), code, out, err)
 
 
 PACK = ROOT / "tests" / "packs" / "testpack.py"

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_doctor, validate_report
-from doctor.cli import main
+from conftest import ROOT, run_doctor, run_main, validate_report
 
 
 def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
@@ -39,14 +38,7 @@ def doctor(monkeypatch, capsys):
 
     def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
         monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        try:
-            main(list(argv))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(argv, code, out, err)
+        return run_main(capsys, *argv)
     return run
 
 

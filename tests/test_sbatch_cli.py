@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import validate_report
+from conftest import run_main, validate_report
 from doctor.cli import main
 
 
@@ -49,14 +49,9 @@ def doctor_sbatch(monkeypatch, capsys):
         for name, value in (env or {}).items():
             monkeypatch.setenv(name, value)
         monkeypatch.chdir(repo)
-        capsys.readouterr()
-        try:
-            main(["sbatch", "--repo", str(repo), "--only", "slurm-gpu-mismatch", *args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
+        proc = run_main(capsys, "sbatch", "--repo", str(repo), "--only", "slurm-gpu-mismatch",
+                        *args)
+        return subprocess.CompletedProcess(args, proc.returncode, proc.stdout, proc.stderr)
     return run
 
 

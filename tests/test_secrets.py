@@ -12,8 +12,7 @@ import json
 import re
 import shutil
 
-from conftest import FIXTURES, run_doctor, validate_report
-from doctor.cli import main
+from conftest import FIXTURES, run_doctor, run_main, validate_report
 
 FORMATS = ("table", "markdown", "junit", "sarif", "json")
 
@@ -40,14 +39,8 @@ PLANTED = re.compile(r"[A-Z0-9-]+-(?:PW|TOK|KEY|SECRET|CACHE)-\d+|API_TOKEN=pass
 
 def in_process(capsys, *argv: str) -> tuple:
     """(exit code, stdout + stderr) of doctor.cli.main(argv), run in this process."""
-    capsys.readouterr()
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out + err
+    proc = run_main(capsys, *argv)
+    return proc.returncode, proc.stdout + proc.stderr
 
 
 def every_format(capsys, tmp_path, *args: str) -> dict:

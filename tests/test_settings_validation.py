@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import validate_report
-from doctor.cli import main
+from conftest import run_main, validate_report
 
 SHAPE = "a list of sizes of 1 or more, at most 2**26 elements in all, such as [2, 3, 64, 64]"
 WIDE = "a torch version such as 2.5.1, 2.5.1+rocm6.2 or 2.4.0a0+git1234abc"
@@ -153,14 +152,8 @@ def doctor(monkeypatch, capsys):
 
     def run(*argv: str, cwd: Path) -> tuple:
         monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        try:
-            main(list(argv))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out, err = capsys.readouterr()
-        return code, out, err
+        proc = run_main(capsys, *argv)
+        return proc.returncode, proc.stdout, proc.stderr
     return run
 
 

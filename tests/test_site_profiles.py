@@ -17,6 +17,7 @@ import yaml
 
 from conftest import ROOT, run_doctor, run_json
 from doctor import sites
+from doctor.settings import PARTITION_FIELDS
 
 SITES = ROOT / "doctor" / "sites"
 SOURCE = re.compile(r"#\s*(https://\S+|seed 002)")
@@ -170,5 +171,5 @@ def test_every_value_names_its_source(name):
     data = sites.load(name)
     assert set(data) <= {"name", "summary", "detect", *sites.VALUE_KEYS}
     for fields in (data.get("partitions") or {}).values():
-        assert set(fields) <= set(sites.PARTITION_FIELDS)
+        assert set(fields) <= set(PARTITION_FIELDS)
         assert fields.get("OverSubscribe") in (None, "EXCLUSIVE", "NO")

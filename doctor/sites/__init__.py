@@ -15,8 +15,9 @@ from typing import Callable, Optional
 import yaml
 
 from doctor.proc import run_cmd
-from doctor.settings import (NO_PROFILE, PARTITION_FIELDS, SITES_DIR as HERE,  # noqa: F401
-                             check_partitions, known_profiles as known, parse_settings)
+from doctor.settings import NO_PROFILE, SITES_DIR, known_profiles, parse_settings
+
+known = known_profiles  # the built-in profiles' names (they live in settings: it checks `site:`)
 
 SCONTROL_TIMEOUT_S = 3.0
 # the keys of a profile that are site values (the rest: name, summary, detect)
@@ -27,7 +28,7 @@ VALUE_KEYS = ("shared_paths", "local_paths", "compute_network", "gpus_per_node",
 def load(name: str) -> dict:
     """A built-in profile as written (name, summary, detect and its values); its values
     pass the same checks as the settings' `site:` keys."""
-    data = yaml.safe_load((HERE / f"{name}.yaml").read_text(encoding="utf-8"))
+    data = yaml.safe_load((SITES_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
     parse_settings({"site": {k: data[k] for k in VALUE_KEYS if k in data}},
                    f"site profile {name}")
     return data
