@@ -12,6 +12,7 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.configs import keypath
 from doctor.job.context import Job
 from doctor.job.paths import filesystem, known_dir, value_parts
+from doctor.job.ranks import rank_conditional
 from doctor.job.sources import dotted, trees_mentioning
 
 SQLITE = "sqlite:///"
@@ -27,9 +28,6 @@ RANK_ZERO_LOGGERS = ("MLFlowLogger",)
 # OmegaConf / Hydra interpolations that differ between jobs
 CONFIG_PER_JOB = re.compile(r"\$\{(oc\.env:|env:)(SLURM_(ARRAY_)?JOB_?ID|SLURM_ARRAY_TASK_ID|"
                             r"TMPDIR)|\$\{now:|\$\{hydra:")
-_RANK = re.compile(r"(^|_)(local_|global_|node_)?rank$|^rank_?(id|idx)?$|^is_(global_|local_)?"
-                   r"(main|master|rank_?zero|zero)(_process|_rank)?$|^(global_|local_)?zero$|"
-                   r"^is_global_zero$|^main_process$|^master$", re.I)
 
 
 @dataclass(frozen=True)
@@ -180,24 +178,6 @@ def _code_dbs(job: Job) -> list:
 
 
 # ---- who writes them ---------------------------------------------------------
-def _rank_test(test: ast.AST) -> bool:
-    """`rank == 0`, `dist.get_rank() == 0`, `is_main_process()`, `trainer.is_global_zero`,
-    `int(os.environ["RANK"]) == 0` ..."""
-    for n in ast.walk(test):
-        name = ""
-        if isinstance(n, ast.Name):
-            name = n.id
-        elif isinstance(n, ast.Attribute):
-            name = n.attr
-        elif isinstance(n, ast.Call) and dotted(n.func).endswith("get_rank"):
-            return True
-        elif isinstance(n, ast.Constant) and n.value in ("RANK", "LOCAL_RANK"):
-            return True
-        if name and _RANK.search(name):
-            return True
-    return False
-
-
 def _tracking(job: Job) -> dict:
     """{"calls": [(rel, line, name, guarded)], "guards": {rel: has a rank test}}."""
     def scan() -> dict:
@@ -205,7 +185,7 @@ def _tracking(job: Job) -> dict:
         guards: dict = {}
         for path, tree in trees_mentioning(job, b"mlflow", b"optuna", b"MLFlowLogger"):
             rel = job.rel(path)
-            guards[rel] = any(isinstance(n, (ast.If, ast.IfExp)) and _rank_test(n.test)
+            guards[rel] = any(isinstance(n, (ast.If, ast.IfExp)) and rank_conditional(n.test)
                               for n in ast.walk(tree))
             _walk(tree, rel, False, calls)
         return {"calls": calls, "guards": guards}
@@ -219,11 +199,11 @@ def _walk(node: ast.AST, rel: str, guarded: bool, calls: list) -> None:
         body_guarded = guarded
         for st in node.body:   # `if rank != 0: return` guards what follows
             _walk(st, rel, body_guarded, calls)
-            if isinstance(st, ast.If) and _rank_test(st.test) and st.body and \
+            if isinstance(st, ast.If) and rank_conditional(st.test) and st.body and \
                     isinstance(st.body[-1], ast.Return):
                 body_guarded = True
         return
-    if isinstance(node, ast.If) and _rank_test(node.test):
+    if isinstance(node, ast.If) and rank_conditional(node.test):
         _walk(node.test, rel, guarded, calls)
         for st in node.body + node.orelse:
             _walk(st, rel, True, calls)
