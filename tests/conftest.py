@@ -81,6 +81,7 @@ def pack(tmp_path):
 
 
 SLURM_CLUSTER = ROOT / "tests" / "slurm" / "cluster.sh"
+_slurm_start_failed: list[str] = []  # one failed start fails every later slurm test at once
 
 
 @pytest.fixture(scope="session")
@@ -101,11 +102,19 @@ def slurm_cluster():
         if os.environ.get("DOCTOR_REQUIRE_SLURM") == "1":
             pytest.fail(f"DOCTOR_REQUIRE_SLURM=1 but {why}")
         pytest.skip(why)
+    if _slurm_start_failed:
+        pytest.fail(_slurm_start_failed[0])
     running = subprocess.run([str(SLURM_CLUSTER), "status"], capture_output=True).returncode == 0
     if not running:
-        start = subprocess.run([str(SLURM_CLUSTER), "start"], capture_output=True, text=True,
-                               timeout=180)
-        assert start.returncode == 0, f"cluster.sh start failed: {start.stderr.strip()}"
+        try:
+            start = subprocess.run([str(SLURM_CLUSTER), "start"], capture_output=True, text=True,
+                                   timeout=180)
+            failed = start.returncode != 0 and f"cluster.sh start failed: {start.stderr.strip()}"
+        except subprocess.TimeoutExpired:
+            failed = "cluster.sh start did not finish in 180 s"
+        if failed:
+            _slurm_start_failed.append(failed)
+            pytest.fail(failed)
     yield {"nodes": ["n1", "n2"], "partition": "debug"}
     if not running:
         subprocess.run([str(SLURM_CLUSTER), "stop"], capture_output=True, timeout=120)

@@ -23,6 +23,12 @@ nodes_up() {  # both nodes answer and none is down/drained
   done
 }
 
+munge_works() {  # a credential round-trip, not the socket file: a munged killed
+  # at the end of a session leaves /run/munge/munge.socket.2 behind, and the
+  # daemons then hang in auth retries (seen in CI: start ran into its timeout)
+  timeout 5 munge -n </dev/null 2>/dev/null | timeout 5 unmunge >/dev/null 2>&1
+}
+
 daemons_gone() {
   ! pgrep -x slurmctld >/dev/null && ! pgrep -x slurmd >/dev/null
 }
@@ -72,18 +78,25 @@ start() {
   mkdir -p /run/munge /var/log/munge /var/lib/munge
   chown -R munge:munge /etc/munge /var/log/munge /var/lib/munge /run/munge
   [ -s /etc/munge/munge.key ] || runuser -u munge -- mungekey --create >/dev/null
-  [ -S /run/munge/munge.socket.2 ] || runuser -u munge -- munged || die "munged did not start"
+  if ! munge_works; then
+    # no live munged answers: --force takes over a dead daemon's socket
+    pgrep -x munged >/dev/null && pkill -x munged && sleep 0.5
+    runuser -u munge -- munged --force || die "munged did not start (see /var/log/munge/munged.log)"
+    for _ in $(seq 20); do munge_works && break; sleep 0.25; done
+    munge_works || die "munged started but does not answer (see /var/log/munge/munged.log)"
+  fi
   pgrep -x slurmctld >/dev/null || slurmctld || die "slurmctld did not start (see /var/log/slurm/slurmctld.log)"
   for n in n1 n2; do
     pgrep -f "slurmd -N $n\$" >/dev/null || slurmd -N "$n" || die "slurmd -N $n did not start"
   done
-  for _ in $(seq "$WAIT_S"); do
+  local deadline=$((SECONDS + WAIT_S))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     if nodes_up; then echo "cluster.sh: started (n1, n2 idle)"; return 0; fi
     # nodes left down by an earlier run come back with ReturnToService=2; nudge them
-    scontrol update nodename=n1,n2 state=resume >/dev/null 2>&1 || true
+    timeout 5 scontrol update nodename=n1,n2 state=resume >/dev/null 2>&1 || true
     sleep 1
   done
-  die "nodes not idle after ${WAIT_S}s: $(sinfo -h -N -o '%N=%T' 2>&1 | tr '\n' ' ')"
+  die "nodes not idle after ${WAIT_S}s: $(timeout 10 sinfo -h -N -o '%N=%T' 2>&1 | tr '\n' ' ')"
 }
 
 stop() {
