@@ -5,7 +5,7 @@ from pathlib import Path
 from shlex import quote
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.errors import wide_encoding
 from doctor.job.context import Job
 
@@ -87,7 +87,18 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
             commands=(f"sed -i 's/\\r$//' {rel}",
                       "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
                       "*.slurm text eol=lf\\n' >> .gitattributes"),
-            data={"path": rel, "line": line, "run_by": runner})
+            data={"path": rel, "line": line, "run_by": runner},
+            edits=_to_lf(job, rel))
+
+
+def _to_lf(job: Job, rel: str) -> tuple:
+    """Every CRLF line break becomes LF (the same as the sed above); a lone \r is kept."""
+    lines = edits.read_lines(job, rel)
+    if lines is None:
+        return ()
+    lf = "".join(line[:-2] + "\n" if line.endswith("\r\n") else line for line in lines)
+    edit = edits.replace_whole(job, rel, lf, "CRLF line breaks to LF")
+    return (edit,) if edit else ()
 
 
 # codec → (what the finding calls it, iconv's name for it)

@@ -181,6 +181,93 @@ def _end_progress(progress) -> None:
         progress.finish()
 
 
+@cli.command("fix")
+@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
+              "(default: git toplevel of the current directory, else the current directory).")
+@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
+@click.option("--sbatch", "sbatch", multiple=True, help="Job script (repeatable).")
+@click.option("--cache", "caches", multiple=True, help="Cache file or directory to scan.")
+@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
+              help="Settings file (as for `doctor run`).")
+@click.option("--only", multiple=True, help="Comma-separated check ids or tags to fix.")
+@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
+@click.option("--static", is_flag=True, help="Only the checks that need no live node.")
+@click.option("--torch-version", help="The torch version the job will run.")
+@click.option("--diff", "preview", is_flag=True, help="Print the edits as a unified diff and "
+              "change nothing (the default).")
+@click.option("--write", is_flag=True, help="Apply the edits, then run the fixed checks "
+              "again and report what still fails.")
+@click.option("--unsafe", is_flag=True, help="Include the edits that change what the job "
+              "does (a new limit, a new path), not only how it says it.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
+              show_default=True, help="After --write: lowest severity of a remaining failure "
+              "that makes the exit code 1.")
+def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
+            settings_file: Optional[Path], only: tuple, skip: tuple, static: bool,
+            torch_version: Optional[str], preview: bool, write: bool, unsafe: bool,
+            fail_on: str) -> None:
+    """Apply the fixes that failing checks carry (docs/fix.md).
+
+    Without --write, print them as a unified diff and change nothing (`doctor fix |
+    git apply` applies it). Exit 0: nothing to fix; 1: the preview would change
+    something, or after --write a failure at or above --fail-on remains; 2: bad input,
+    or a file changed since it was read.
+    """
+    from doctor import fixing
+    from doctor.job.context import Job
+    from doctor.runner import run
+
+    if preview and write:
+        raise InputError("--diff and --write exclude each other (--diff is the default)")
+
+    def new_job() -> "Job":
+        return Job(repo if repo is not None else default_repo(), configs=configs,
+                   sbatch=sbatch, caches=caches, settings_file=settings_file,
+                   torch_version=torch_version, static=static)
+
+    job = new_job()
+    progress = _progress()
+    report = run(job, only=_split(only), skip=_split(skip), static=static, no_smoke=True,
+                 fail_on=Severity.parse(fail_on), on_done=progress)
+    _end_progress(progress)
+    plan = fixing.plan(job.repo, report.results, unsafe=unsafe, log=job.unreadable)
+    changed = plan.changed()
+    for cid, f, why in plan.skipped:
+        click.echo(f"doctor fix: {cid}: not fixed: {printable(why)}", err=True)
+    if plan.unsafe_left:
+        click.echo(f"doctor fix: {plan.unsafe_left} more with --unsafe", err=True)
+    unfixable = sorted({r.id for r in report.results if r.status.value == "fail"
+                        and not any(f.edits for f in r.findings)})
+    if unfixable:
+        click.echo(f"doctor fix: no automatic fix for {', '.join(unfixable)} "
+                   "(`doctor run` says how)", err=True)
+    if not changed:
+        click.echo("doctor fix: nothing to fix", err=True)
+        sys.exit(0)
+    if not write:
+        text = "".join(fixing.unified_diff(fp) for fp in changed)
+        write_stdout(text if not sys.stdout.isatty() else
+                     "".join(printable(line) + "\n" for line in text.splitlines()))
+        n = len(plan.fixed)
+        click.echo(f"doctor fix: {n} fix{'es' if n != 1 else ''} in {len(changed)} "
+                   f"file{'s' if len(changed) != 1 else ''} (apply with --write)", err=True)
+        sys.exit(1)
+    for fp in changed:
+        fixing.write(fp)
+        ids = sorted({cid for cid, f in plan.fixed if any(e.path == fp.path for e in f.edits)})
+        click.echo(f"fixed {printable(fp.path)} ({', '.join(ids)})")
+    again = run(new_job(), only=plan.checks(), static=static, no_smoke=True,
+                fail_on=Severity.parse(fail_on))
+    left = [r for r in again.results if r.status.value in ("fail", "error")]
+    if left:
+        from doctor.report.table_format import render as table
+
+        again.results = left
+        click.echo("doctor fix: still failing after the fixes:", err=True)
+        click.echo(table(again, color=False), nl=False, err=True)
+    sys.exit(again.exit_code())
+
+
 @cli.command("list")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)

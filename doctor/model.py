@@ -55,6 +55,30 @@ class Location:
 
 
 @dataclass(frozen=True)
+class Edit:
+    """A change to one file that fixes a finding (`doctor fix`): lines `start_line`
+    through `end_line` (1-based, inclusive), which read `old`, become `new`. An
+    insertion before `start_line` has `end_line = start_line - 1` and `old = ""`; a
+    file that does not exist yet (a new .gitignore) is `start_line = 1, end_line = 0`.
+    `old` and `new` are whole lines with their line breaks. `safe` edits keep the job's
+    meaning apart from the fix; `unsafe` ones change it (a new limit, a new path) and
+    need `doctor fix --unsafe`. Build them with doctor/edits.py, which reads the file."""
+
+    path: str
+    start_line: int
+    end_line: int
+    old: str
+    new: str
+    title: str
+    applicability: str = "safe"
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "start_line": self.start_line, "end_line": self.end_line,
+                "old": self.old, "new": self.new, "title": self.title,
+                "applicability": self.applicability}
+
+
+@dataclass(frozen=True)
 class Finding:
     """One problem. `severity` defaults to the check's; a check may lower or raise it."""
 
@@ -64,6 +88,7 @@ class Finding:
     commands: tuple = ()
     data: dict = field(default_factory=dict)
     severity: Optional[Severity] = None
+    edits: tuple = ()  # Edit: what `doctor fix` applies (all of them, or none)
 
     def to_dict(self) -> dict:
         out = {
@@ -75,6 +100,8 @@ class Finding:
         }
         if self.severity is not None:
             out["severity"] = str(self.severity)
+        if self.edits:
+            out["edits"] = [e.to_dict() for e in self.edits]
         return out
 
 

@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
 from doctor.errors import InputError
 
@@ -108,6 +108,16 @@ def write_output(path: str, text: str) -> None:
     st = _stat(target)
     if not _is_file(st):
         return _write_stream(path, data)
+    replace_file(path, target, data, st)
+
+
+def replace_file(path: str, target: str, data: bytes, st: Optional[os.stat_result],
+                 unchanged: Optional[Callable[[], bool]] = None) -> None:
+    """Put `data` at `target` (a real path) all at once: written to an unnamed file in
+    its directory (O_TMPFILE; else a dot-file), synced, then renamed over it, so a
+    reader or a kill at any point sees the old file or the new one. Mode and owner come
+    from `st` (the file replaced), else the umask. `unchanged()`, when given, is asked
+    right before the rename; False refuses the write. InputError names `path`."""
     parent = Path(target).parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -116,15 +126,21 @@ def write_output(path: str, text: str) -> None:
         raise InputError(f"cannot write {path}: {above} is not a directory") from None
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
+    fd, tmp, named = -1, "", False
     try:
-        fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{Path(target).name}.", suffix=".tmp")
+        try:
+            fd = os.open(parent, os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600)
+        except (OSError, AttributeError):  # no O_TMPFILE here (the filesystem or the OS)
+            fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{Path(target).name}.",
+                                       suffix=".tmp")
+            named = True
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
     try:
         try:
             os.fchmod(fd, stat.S_IMODE(st.st_mode) if st else 0o666 & ~_umask())
             if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                os.fchown(fd, st.st_uid, st.st_gid)  # root writing a user's report
+                os.fchown(fd, st.st_uid, st.st_gid)  # root writing a user's file
         except OSError:
             pass
         _write_all(fd, data, path)
@@ -132,8 +148,14 @@ def write_output(path: str, text: str) -> None:
             os.fsync(fd)
         except OSError as exc:
             raise InputError(f"cannot write {path}: {exc.strerror}") from None
+        if not named:  # give the unnamed file a name only now, just before the rename
+            tmp = os.path.join(parent, f".{Path(target).name}.{os.getpid()}.{fd}.tmp")
+            _link_unnamed(fd, tmp)
         os.close(fd)
         fd = -1
+        if unchanged is not None and not unchanged():
+            raise InputError(f"{path} changed since it was read; nothing written to it "
+                             "(run the command again)")
         os.replace(tmp, target)
         tmp = ""
     except OSError as exc:
@@ -146,6 +168,16 @@ def write_output(path: str, text: str) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def _link_unnamed(fd: int, name: str) -> None:
+    """linkat(2) with AT_SYMLINK_FOLLOW through /proc: os.link takes linkat only when
+    given a directory fd, and plain link(2) would link the /proc symlink itself."""
+    proc = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.link(f"fd/{fd}", name, src_dir_fd=proc, follow_symlinks=True)
+    finally:
+        os.close(proc)
 
 
 def append_output(path: str, text: str) -> None:

@@ -159,6 +159,12 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
                                             time.monotonic() - begun)
             if on_done:
                 on_done(results[check_id])
+        if not job.static:  # what `doctor diff` compares between runs (docs/diff.md)
+            for name in ("packages", "env", "script_env"):
+                try:
+                    job.fact(name)
+                except Exception:  # a fact it could not read is left out, never a crash
+                    pass
     finally:
         job.cleanup()
     ordered = [results[s.id] for s in specs]

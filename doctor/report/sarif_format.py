@@ -78,6 +78,24 @@ def _message(f: dict) -> str:
     return text
 
 
+def _fix(f: dict) -> dict:
+    """A finding's edits as one SARIF fix. Whole lines: the deleted region runs from
+    column 1 of start_line to column 1 of the line after end_line (an insertion is the
+    empty region at column 1 of start_line), so line breaks go with their lines."""
+    changes: dict = {}
+    for e in f["edits"]:
+        uri, base = _uri(e["path"])
+        artifact = {"uri": uri, **({"uriBaseId": base} if base else {})}
+        change = changes.setdefault(e["path"], {"artifactLocation": artifact,
+                                                "replacements": []})
+        region = {"startLine": e["start_line"], "startColumn": 1,
+                  "endLine": e["end_line"] + 1, "endColumn": 1}
+        change["replacements"].append({"deletedRegion": region,
+                                       "insertedContent": {"text": e["new"]}})
+    titles = "; ".join(dict.fromkeys(printable(e["title"]) for e in f["edits"]))
+    return {"description": {"text": titles}, "artifactChanges": list(changes.values())}
+
+
 def render(report) -> str:
     doc = report.doc()
     rules: list = []
@@ -98,6 +116,8 @@ def render(report) -> str:
                     res["locations"] = locs
                 if f.get("data"):
                     res["properties"] = {"data": f["data"]}
+                if f.get("edits"):
+                    res["fixes"] = [_fix(f)]
                 results.append(res)
         elif r["status"] == "error":
             notifications.append({"level": "error",

@@ -1,0 +1,142 @@
+"""Building the edits a check attaches to a finding (`doctor fix`, docs/fix.md).
+
+Every builder reads the file as it is now and returns an `Edit` (doctor/model.py)
+whose `old` is the text it replaces, or None when the file cannot be read or the
+line is not there. Edits are whole lines: a replaced line keeps its own line break
+(CRLF stays CRLF), an inserted line takes its neighbour's. Bytes that are not valid
+UTF-8 survive (surrogateescape), so an edit never re-encodes a file.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from doctor import fs
+from doctor.model import Edit
+
+HEADER_DIRECTIVE = re.compile(r"#(SBATCH|PBS|BSUB)\b")
+
+
+def decode(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogateescape")
+
+
+def split_lines(text: str) -> list:
+    """Lines with their line breaks; only \\n ends a line (as for bash)."""
+    return [p for p in re.split(r"(?<=\n)", text) if p]
+
+
+def absolute(repo: Any, path: str) -> Path:
+    p = Path(path)
+    return p if p.is_absolute() else Path(repo) / p
+
+
+def read_lines(job: Any, path: str) -> Optional[list]:
+    """The file's lines now, or None when it cannot be read."""
+    data = fs.read_bytes(absolute(job.repo, path), getattr(job, "unreadable", None))
+    return None if data is None else split_lines(decode(data))
+
+
+def line_break(lines: Sequence[str], index: int = 0) -> str:
+    """The line break of line `index` (0-based), else of the file's first line, else \\n."""
+    for line in (lines[index] if 0 <= index < len(lines) else "", *lines[:1]):
+        if line.endswith("\r\n"):
+            return "\r\n"
+        if line.endswith("\n"):
+            return "\n"
+    return "\n"
+
+
+def replace_line(job: Any, path: str, line: int, text: str, title: str,
+                 unsafe: bool = False) -> Optional[Edit]:
+    """Line `line` becomes `text` (given without a line break; the line keeps its own)."""
+    lines = read_lines(job, path)
+    if lines is None or not 1 <= line <= len(lines):
+        return None
+    old = lines[line - 1]
+    body = old.rstrip("\r\n")
+    new = text + old[len(body):]
+    if new == old:
+        return None
+    return Edit(path, line, line, old, new, title, _applicability(unsafe))
+
+
+def delete_lines(job: Any, path: str, start: int, end: int, title: str,
+                 unsafe: bool = False) -> Optional[Edit]:
+    lines = read_lines(job, path)
+    if lines is None or not 1 <= start <= end <= len(lines):
+        return None
+    return Edit(path, start, end, "".join(lines[start - 1:end]), "", title,
+                _applicability(unsafe))
+
+
+def insert_lines(job: Any, path: str, before: int, texts: Sequence[str], title: str,
+                 unsafe: bool = False) -> Optional[Edit]:
+    """New lines (without line breaks) before line `before`; len(lines) + 1 is the end."""
+    lines = read_lines(job, path)
+    if lines is None or not 1 <= before <= len(lines) + 1:
+        return None
+    brk = line_break(lines, before - 1 if before <= len(lines) else before - 2)
+    new = "".join(t + brk for t in texts)
+    if before == len(lines) + 1 and lines and not lines[-1].endswith("\n"):
+        # the last line has no break: it gets one, and the edit replaces it
+        return Edit(path, before - 1, before - 1, lines[-1], lines[-1] + brk + new, title,
+                    _applicability(unsafe))
+    return Edit(path, before, before - 1, "", new, title, _applicability(unsafe))
+
+
+def append_lines(job: Any, path: str, texts: Sequence[str], title: str,
+                 unsafe: bool = False) -> Optional[Edit]:
+    """Lines at the end of the file; a file that does not exist is created with them."""
+    target = absolute(job.repo, path)
+    if not fs.stat(target, follow=False) and not target.is_symlink():
+        return Edit(path, 1, 0, "", "".join(t + "\n" for t in texts), title,
+                    _applicability(unsafe))
+    lines = read_lines(job, path)
+    if lines is None:
+        return None
+    return insert_lines(job, path, len(lines) + 1, texts, title, unsafe)
+
+
+def header_end(lines: Sequence[str]) -> int:
+    """The line after which a job script's new lines go: the last #SBATCH (or #PBS,
+    #BSUB) line of the leading comment block, as sbatch reads it; else the shebang;
+    else 0 (the top)."""
+    last = 1 if lines and lines[0].startswith("#!") else 0
+    for i, line in enumerate(lines, 1):
+        s = line.strip()
+        if s and not s.startswith("#"):
+            break
+        if HEADER_DIRECTIVE.match(s):
+            last = i
+    return last
+
+
+def insert_after_header(job: Any, path: str, texts: Sequence[str], title: str,
+                        unsafe: bool = False) -> Optional[Edit]:
+    """Lines after the job script's #SBATCH header: they run before any command."""
+    lines = read_lines(job, path)
+    if lines is None:
+        return None
+    return insert_lines(job, path, header_end(lines) + 1, texts, title, unsafe)
+
+
+def replace_whole(job: Any, path: str, new_text: str, title: str,
+                  unsafe: bool = False) -> Optional[Edit]:
+    """Every line of the file: for changes that touch every line (CRLF to LF)."""
+    lines = read_lines(job, path)
+    if lines is None:
+        return None
+    old = "".join(lines)
+    if old == new_text:
+        return None
+    return Edit(path, 1, len(lines), old, new_text, title, _applicability(unsafe))
+
+
+def _applicability(unsafe: bool) -> str:
+    return "unsafe" if unsafe else "safe"

@@ -1,0 +1,154 @@
+"""`doctor fix`: apply the edits that findings carry (docs/fix.md).
+
+A finding's edits go in together or not at all. An edit applies only where the
+file still reads what the check read (`Edit.old`); one that overlaps an edit
+already taken waits for the next `doctor fix`. Files are replaced whole, each
+once (doctor/outputs.replace_file), and only after the file is read again and
+found unchanged. Nothing else is touched: not the git index, not other lines.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from doctor import fs
+from doctor.edits import absolute, decode, encode, split_lines
+from doctor.errors import InputError
+from doctor.model import Edit, Status
+from doctor.outputs import replace_file
+
+
+@dataclass
+class FilePlan:
+    path: str  # as the edits name it: repo-relative, or absolute outside the repo
+    target: str  # the real path written
+    before: Optional[bytes]  # None: the file does not exist yet
+    lines: list
+    taken: list = field(default_factory=list)  # (order, Edit)
+
+    def after(self) -> bytes:
+        out, pos = [], 0  # pos: lines of `before` already copied
+        for _, e in sorted(self.taken, key=lambda t: (t[1].start_line,
+                                                      t[1].end_line >= t[1].start_line, t[0])):
+            out.extend(self.lines[pos:e.start_line - 1])
+            out.append(e.new)
+            pos = max(pos, e.end_line)
+        out.extend(self.lines[pos:])
+        return encode("".join(out))
+
+    def overlaps(self, edit: Edit) -> bool:
+        for _, e in self.taken:
+            if edit.end_line >= edit.start_line and e.end_line >= e.start_line:
+                if edit.start_line <= e.end_line and e.start_line <= edit.end_line:
+                    return True
+            elif edit.end_line >= edit.start_line:  # e inserts before e.start_line
+                if edit.start_line < e.start_line <= edit.end_line:
+                    return True
+            elif e.end_line >= e.start_line:  # edit inserts
+                if e.start_line < edit.start_line <= e.end_line:
+                    return True
+        return False
+
+
+@dataclass
+class Plan:
+    files: dict = field(default_factory=dict)  # path -> FilePlan
+    fixed: list = field(default_factory=list)  # (check id, finding) whose edits are taken
+    skipped: list = field(default_factory=list)  # (check id, finding, why)
+    unsafe_left: int = 0  # findings whose edits need --unsafe
+
+    def changed(self) -> list:
+        return [f for f in self.files.values() if f.taken and f.after() != (f.before or b"")]
+
+    def checks(self) -> list:
+        return sorted({cid for cid, _ in self.fixed})
+
+
+def plan(repo: Path, results: list, unsafe: bool = False, log: object = None) -> Plan:
+    """Which edits of the failing results' findings apply to the files as they are now."""
+    p = Plan()
+    order = 0
+    for r in results:
+        if r.status is not Status.FAIL:
+            continue
+        for f in r.findings:
+            if not f.edits:
+                continue
+            if not unsafe and any(e.applicability != "safe" for e in f.edits):
+                p.unsafe_left += 1
+                continue
+            why = _why_not(p, repo, f.edits, log)
+            if why:
+                p.skipped.append((r.id, f, why))
+                continue
+            for e in f.edits:
+                fp = p.files[e.path]
+                if not any(t.start_line == e.start_line and t.end_line == e.end_line
+                           and t.new == e.new for _, t in fp.taken):  # one edit, two findings
+                    order += 1
+                    fp.taken.append((order, e))
+            p.fixed.append((r.id, f))
+    return p
+
+
+def _why_not(p: Plan, repo: Path, edits: tuple, log: object) -> str:
+    for e in edits:
+        fp = p.files.get(e.path) or _load(p, repo, e.path, log)
+        if fp is None:
+            return f"{e.path} cannot be read"
+        if e.start_line == 1 and e.end_line == 0 and fp.before is None:
+            continue  # a new file
+        if fp.before is None:
+            return f"{e.path} does not exist"
+        if "".join(fp.lines[e.start_line - 1:e.end_line]) != e.old or \
+                e.end_line > len(fp.lines) or e.start_line > len(fp.lines) + 1:
+            return f"{e.path}:{e.start_line} no longer reads as the check read it"
+        if any(t.start_line == e.start_line and t.end_line == e.end_line and t.new == e.new
+               for _, t in fp.taken):
+            continue
+        if fp.overlaps(e):
+            return f"{e.path}:{e.start_line} overlaps another fix (run `doctor fix` again)"
+    return ""
+
+
+def _load(p: Plan, repo: Path, path: str, log: object) -> Optional[FilePlan]:
+    target = absolute(repo, path)
+    real = fs.realpath(target)
+    st = fs.stat(real)
+    if st is None:
+        if os.path.lexists(target) and not os.path.lexists(real):
+            return None  # a dangling symlink: not a new file to create
+        fp = FilePlan(path, real, None, [])
+    else:
+        data = fs.read_bytes(real, log)  # type: ignore[arg-type]
+        if data is None:
+            return None
+        fp = FilePlan(path, real, data, split_lines(decode(data)))
+    p.files[path] = fp
+    return fp
+
+
+def unified_diff(fp: FilePlan) -> str:
+    """The file's change as a unified diff (`git apply` and `patch -p1` take it)."""
+    old = fp.lines
+    new = split_lines(decode(fp.after()))
+    src = "/dev/null" if fp.before is None else f"a/{fp.path.lstrip('/')}"
+    out = []
+    for line in difflib.unified_diff(old, new, src, f"b/{fp.path.lstrip('/')}", n=3):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def write(fp: FilePlan) -> None:
+    """Replace the file with the fixed text, unless it changed since it was read."""
+    def unchanged() -> bool:
+        now = fs.read_bytes(fp.target) if os.path.lexists(fp.target) else None
+        return now == fp.before
+
+    if not unchanged():
+        raise InputError(f"{fp.path} changed since it was read; nothing written to it "
+                         "(run `doctor fix` again)")
+    replace_file(fp.path, fp.target, fp.after(), fs.stat(fp.target), unchanged)
