@@ -232,7 +232,7 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     _end_progress(progress)
     plan = fixing.plan(job.repo, report.results, unsafe=unsafe, log=job.unreadable)
     changed = plan.changed()
-    for cid, f, why in plan.skipped:
+    for cid, _f, why in plan.skipped:
         click.echo(f"doctor fix: {cid}: not fixed: {printable(why)}", err=True)
     if plan.unsafe_left:
         click.echo(f"doctor fix: {plan.unsafe_left} more with --unsafe", err=True)
@@ -454,6 +454,12 @@ def _write_sbatch_json(pattern: str, job_id: Optional[str], text: str, inputs: l
             raise
         click.echo(f"doctor: warning: {f'job {job_id}' if job_id else 'the job'} may be "
                    f"queued, but {exc}", err=True)
+
+
+from doctor.reports_cli import diff_cmd, show_cmd  # noqa: E402  (registered beside main)
+
+cli.add_command(diff_cmd)
+cli.add_command(show_cmd)
 
 
 def main(argv: Optional[list] = None) -> None:

@@ -60,8 +60,12 @@ def materialize(case: Path, tmp: Path) -> Path:
 
 
 def job_for_case(case: Path, tmp: Path) -> Job:
+    return job_in(case, materialize(case, tmp))
+
+
+def job_in(case: Path, root: Path) -> Job:
+    """A fresh Job for a case already materialized at root (again after `doctor fix`)."""
     spec = load_case(case)
-    root = materialize(case, tmp)
     args: dict = dict(spec.get("args") or {})
 
     def paths(key: str) -> list:

@@ -25,10 +25,12 @@ python3 -m pip install -q --disable-pip-version-check torch==2.13.0 -e '.[test]'
 
 # In CI the Slurm tests must run, never skip (tests/conftest.py starts the
 # local two-node cluster with tests/slurm/cluster.sh and stops it afterwards).
-# CI also repeats each signal-during-the-smoke case 20 times (issue 16; locally once).
+# CI also repeats each signal-during-the-smoke case 20 times (issue 16; locally once)
+# and kills `doctor fix --write` 50 times (issue 15; locally 10).
 if [ "${CI:-}" = "true" ]; then
   export DOCTOR_REQUIRE_SLURM=1
   export DOCTOR_SIGNAL_RUNS="${DOCTOR_SIGNAL_RUNS:-20}"
+  export DOCTOR_KILL_RUNS="${DOCTOR_KILL_RUNS:-50}"
 fi
 
 python3 -m pytest "$@"
