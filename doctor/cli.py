@@ -408,7 +408,8 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
             job_id, said = submit.sbatch(str(script), args, script_args, timeout=sbatch_timeout)
         elif force:
             job_id, said, log = submit.submit_forced(
-                str(script), args, script_args, table(report, color=False), timeout=sbatch_timeout)
+                str(script), args, script_args, table(report, color=False), timeout=sbatch_timeout,
+                json_text=render("json", report))
             where = printable(log) if log else "nothing: the job output path is unknown"
             click.echo(f"doctor: submitted anyway (--force); the report is appended to {where}",
                        err=True)

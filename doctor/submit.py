@@ -1,8 +1,9 @@
 """`doctor sbatch`: submit a job script with the real `sbatch`, after the checks.
 
 A forced submission (checks failed) is held, the report is appended as `#`
-comment lines to the job's output file (Slurm's StdOut path, with
---open-mode=append so the job's own output follows it), then released.
+comment lines (the table, then the JSON report between two marker lines) to the
+job's output file (Slurm's StdOut path, with --open-mode=append so the job's own
+output follows it), then released.
 
 When sbatch may have submitted the job without saying so plainly (it printed a job
 id and failed, it hung and was stopped, it was killed, or it lost the controller's
@@ -112,10 +113,22 @@ def as_comment(text: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
 
 
+# The JSON report in a job log, which `doctor show` and `doctor diff` read (docs/diff.md)
+BLOCK_BEGIN = "# ---- doctor report (json) ----"
+BLOCK_END = "# ---- end doctor report ----"
+
+
+def as_json_block(json_text: str) -> str:
+    """The JSON report as `#` lines between the two markers (each line kept exactly)."""
+    return "".join([BLOCK_BEGIN + "\n", *(f"# {line}\n" for line in json_text.splitlines()),
+                    BLOCK_END + "\n"])
+
+
 def submit_forced(script: str, sbatch_args: list, script_args: list, report_text: str,
-                  timeout: float = SBATCH_TIMEOUT_S) -> tuple:
+                  timeout: float = SBATCH_TIMEOUT_S, *, json_text: str = "") -> tuple:
     """(job id, what sbatch said, log path or None): submitted held, the report appended
-    to its log (never truncating it: a log kept with --open-mode=append stays), released."""
+    to its log (never truncating it: a log kept with --open-mode=append stays), released.
+    `json_text`: the JSON report, appended after the table as a block (as_json_block)."""
     job_id, said = sbatch(script, sbatch_args, script_args, hold=True, timeout=timeout)
     log = None
     try:
@@ -124,7 +137,8 @@ def submit_forced(script: str, sbatch_args: list, script_args: list, report_text
             header = (f"doctor: job {job_id} was submitted with `doctor sbatch --force` although "
                       "the pre-flight checks did not pass:\n\n" + report_text)
             try:
-                append_output(path, as_comment(header) + "\n")
+                append_output(path, as_comment(header) + "\n"
+                              + (as_json_block(json_text) + "\n" if json_text else ""))
                 log = path
             except InputError:
                 log = None

@@ -1,0 +1,128 @@
+"""`doctor show` and `doctor diff`: saved reports, read from a JSON report file or
+from the last report block of a job log (docs/diff.md)."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Optional
+
+import click
+
+from doctor.errors import InputError
+from doctor.model import Severity
+from doctor.report import FORMATS, printable
+from doctor.submit import BLOCK_BEGIN, BLOCK_END
+
+STATUSES = {"pass", "fail", "skip", "error"}
+
+
+def _last_block(fh, name: str) -> str:
+    """The JSON text of the last complete report block in a job log (read line by line:
+    a log may be large; everything outside the blocks is ignored)."""
+    found: Optional[str] = None
+    block: Optional[list] = None
+    for raw in fh:
+        line = raw.rstrip("\r\n")
+        if line == BLOCK_BEGIN:
+            block = []
+        elif block is not None and line == BLOCK_END:
+            found, block = "\n".join(block), None
+        elif block is not None:
+            if not line.startswith("#"):  # something else wrote into it: not a whole block
+                block = None
+            else:
+                block.append(line[2:] if line.startswith("# ") else line[1:])
+    if found is None:
+        raise InputError(f"{name} holds no doctor report: neither a JSON report nor a job log "
+                         f"with a `{BLOCK_BEGIN}` block (`doctor sbatch --force` writes one)")
+    return found
+
+
+def load_report(path: str) -> dict:
+    """The report document in a JSON report file, or in a job log's last report block."""
+    name = printable(path)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096).lstrip()
+            fh.seek(0)
+            from_log = not head.startswith(("{", "["))
+            text = _last_block(fh, name) if from_log else fh.read()
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        where = "the last report block of " if from_log else ""
+        raise InputError(f"{where}{name} is not valid JSON: {exc}") from None
+    _check_report(doc, name)
+    return doc
+
+
+def _check_report(doc: object, name: str) -> None:
+    """Enough of docs/report-schema.json that show and diff can rely on."""
+    if not isinstance(doc, dict) or "schema_version" not in doc or "results" not in doc:
+        raise InputError(f"{name} is not a doctor report (no schema_version and results)")
+    if doc["schema_version"] != 1:
+        raise InputError(f"{name} is a report of schema_version {doc['schema_version']!r}; "
+                         "this doctor reads schema_version 1")
+    ok = (isinstance(doc["results"], list) and isinstance(doc.get("summary"), dict)
+          and isinstance(doc.get("facts", {}), dict)
+          and all(isinstance(r, dict) and isinstance(r.get("id"), str)
+                  and r.get("status") in STATUSES and isinstance(r.get("findings", []), list)
+                  for r in doc["results"]))
+    if not ok:
+        raise InputError(f"{name} is not a valid doctor report (see docs/report-schema.json)")
+
+
+class SavedReport:
+    """A report read back from its document: what the output formats need (`doc()`).
+    Its status and exit code are the ones it was written with."""
+
+    def __init__(self, doc: dict):
+        self._doc = doc
+
+    def doc(self) -> dict:
+        from doctor.secrets import redact
+
+        return redact(self._doc, ())  # masked when written; again, for a report from elsewhere
+
+
+def _color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@click.command("show")
+@click.argument("report_file", metavar="REPORT")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+              show_default=True, help="The output format.")
+def show_cmd(report_file: str, fmt: str) -> None:
+    """Render a saved report: a JSON report (`doctor run --json`) or a job log holding one
+    (`doctor sbatch --force`). Exit 0, or 2 when REPORT is not one."""
+    from doctor.cli import write_stdout
+    from doctor.report import render
+    from doctor.report.table_format import render as table
+
+    saved = SavedReport(load_report(report_file))
+    write_stdout(table(saved, color=_color()) if fmt == "table" else render(fmt, saved))
+
+
+@click.command("diff")
+@click.argument("old", metavar="OLD")
+@click.argument("new", metavar="NEW")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]),
+              default="table", show_default=True, help="The output format.")
+@click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
+              show_default=True, help="Lowest severity of a new failure that makes the exit "
+              "code 1.")
+def diff_cmd(old: str, new: str, fmt: str, fail_on: str) -> None:
+    """What changed from report OLD to report NEW (each a JSON report or a job log holding
+    one): checks, findings, facts, nodes. Exit 0: no check newly fails at or above
+    --fail-on; 1: one does; 2: bad input."""
+    from doctor.cli import write_stdout
+    from doctor.diffing import diff, render
+
+    d = diff(load_report(old), load_report(new), fail_on=Severity.parse(fail_on),
+             names=(old, new))
+    write_stdout(render(fmt, d))
+    sys.exit(d["exit_code"])
