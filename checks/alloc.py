@@ -5,7 +5,7 @@ import re
 import shlex
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
@@ -46,6 +46,8 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     script run inside the container): `export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True`,
     and unset the others. On torch < 2.3 upgrade torch (e.g. a newer LUMI
     container) to get the option.
+    `doctor fix` adds the option to the value where the job sets it (or the export
+    after the `#SBATCH` lines) and removes the variables torch ignores.
     """
     reasons = []
     for script in scripts_or_none(job):
@@ -68,7 +70,7 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 f"{', '.join(v.name for v in lose)}",
                 location=env_location(win), fix="Keep one allocator variable; unset the others.",
                 commands=tuple(f"unset {v.name}" for v in set_ if v.name != keep),
-                data=dict(data, kind="conflict"),
+                data=dict(data, kind="conflict"), edits=_drop_losers(job, lose),
                 # precision rule: an unresolved part may make the values equal after all
                 severity=Severity.WARNING if any(v.unresolved for v in set_)
                 else Severity.ERROR)
@@ -84,7 +86,7 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 location=env_location(win) or (Location(script.rel) if script else None),
                 fix="Enable expandable segments in the job script.",
                 commands=(f"export PYTORCH_HIP_ALLOC_CONF={shlex.quote(new)}",),
-                data=dict(data, kind="missing"))
+                data=dict(data, kind="missing"), edits=_expand(job, script, win))
         elif tv and tv < ROCM_SINCE:
             yield Finding(
                 f"{win.name} asks for expandable_segments, but torch {job.torch_version} "
@@ -94,3 +96,79 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     if not reasons:
         raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, ROCm container or "
                    "ROCm-only variables in the job's steps; or NVIDIA signs outweigh them)")
+
+
+# ---- the edits (`doctor fix`) -------------------------------------------------
+def _assignment(job: Job, v) -> Optional[tuple]:
+    """(lines, start, shell_word) of the value of `[export] NAME=value` on the line where
+    `v` is set, in a file the user owns; None when the line has the name more than once,
+    the value is not plain text, or it is not what the doctor read."""
+    if v is None or not v.line or not edits.owned(job, v.path):
+        return None
+    lines = edits.read_lines(job, v.path)
+    if not lines or v.line > len(lines):
+        return None
+    body = lines[v.line - 1].rstrip("\r\n")
+    hits = list(re.finditer(r"(?<![\w$]){}=".format(v.name), body))
+    # a shell assignment, not a comma list (srun --export, apptainer --env split on commas)
+    if len(hits) != 1 or v.unresolved or \
+            not re.fullmatch(r"\s*(export\s+)?", body[:hits[0].start()]):
+        return None
+    word = edits.shell_word(body, hits[0].end())
+    if word is None or word[1] != v.value:
+        return None
+    return lines, hits[0].end(), word
+
+
+def _expand(job: Job, script, win) -> tuple:
+    """`expandable_segments:True` into the winning variable's value where it is set (the
+    option replaced if present, else appended after a comma, inside the quotes), or a
+    new export after the job script's #SBATCH lines when no variable is set."""
+    if win is None:
+        if not edits.owned(job, script.rel if script else None) or \
+                not edits.exports_reach_step(job, script):
+            return ()
+        line = f"export PYTORCH_HIP_ALLOC_CONF={WANT}"
+        edit = edits.insert_after_header(job, script.rel, [line], line)
+        return (edit,) if edit else ()
+    found = _assignment(job, win)
+    if found is None:
+        return ()
+    lines, start, (end, value, at) = found
+    body = lines[win.line - 1].rstrip("\r\n")
+    m = re.search(r"expandable_segments\s*:\s*\w+", value)
+    if m:
+        first, last = at[m.start()], at[m.end() - 1]
+        if last - first != m.end() - m.start() - 1:
+            return ()  # the option is split by quotes or escapes
+        new = body[:first] + WANT + body[last + 1:]
+    else:
+        pos = at[len(value)] if not value else at[len(value) - 1] + 1
+        new = body[:pos] + ("," if value else "") + WANT + body[pos:]
+    word = edits.shell_word(new, start)
+    want = value[:m.start()] + WANT + value[m.end():] if m else \
+        (value + "," if value else "") + WANT
+    if word is None or word[1] != want:
+        return ()
+    edit = edits.replace_line(job, win.path, win.line, new, f"add {WANT} to {win.name}")
+    return (edit,) if edit else ()
+
+
+def _drop_losers(job: Job, lose: list) -> tuple:
+    """Delete the lines that set the variables torch ignores (it reads only the first one
+    set): nothing the job does changes. Only lines that are just `[export] NAME=value`,
+    and never PYTORCH_ALLOC_CONF: one torch release read it first."""
+    out = []
+    for v in lose:
+        found = _assignment(job, v) if v.name != "PYTORCH_ALLOC_CONF" else None
+        if found is None:
+            return ()
+        lines, start, (end, _, _) = found
+        if lines[v.line - 1].rstrip("\r\n")[end:].strip():
+            return ()
+        edit = edits.delete_lines(job, v.path, v.line, v.line,
+                                  f"remove {v.name}, which torch ignores")
+        if edit is None:
+            return ()
+        out.append(edit)
+    return tuple(out)

@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.env import env_location
 from doctor.job.paths import known_dir, value_parts
@@ -59,6 +59,9 @@ def miopen_cache_shared(job: Job) -> Iterator[Finding]:
         srun --nodes=$SLURM_NNODES --ntasks=$SLURM_NNODES mkdir -p "$MIOPEN_USER_DB_PATH"
 
     Remove `MIOPEN_DISABLE_CACHE`, and rename `MIOPEN_USER_DB` to `MIOPEN_USER_DB_PATH`.
+    `doctor fix` writes this block in place of the job's own MIOpen exports and drops
+    an ignored `MIOPEN_USER_DB`; removing `MIOPEN_DISABLE_CACHE` (or renaming
+    `MIOPEN_USER_DB` when nothing else sets the path) needs `--unsafe`.
     """
     scripts = list(job.scripts) or [None]
     rocm = [(s, platform_of(job, s)) for s in scripts if platform_of(job, s).may_be_rocm]
@@ -90,7 +93,8 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
             location=_loc(job, script, typo), severity=Severity.WARNING,
             fix="Rename the variable to MIOPEN_USER_DB_PATH.",
             commands=(f'export MIOPEN_USER_DB_PATH="{typo.value}"', "unset MIOPEN_USER_DB"),
-            data=_data("MIOPEN_USER_DB", typo.value, None, nodes))
+            data=_data("MIOPEN_USER_DB", typo.value, None, nodes),
+            edits=_typo(job, typo, "MIOPEN_USER_DB_PATH" in env))
     off = env.get("MIOPEN_DISABLE_CACHE")
     if off is not None and off.value.strip().lower() in TRUTHY:
         yield Finding(
@@ -101,9 +105,15 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
             fix="Remove MIOPEN_DISABLE_CACHE and give the cache a per-job node-local "
                 "directory instead.",
             commands=("unset MIOPEN_DISABLE_CACHE", *fix_cmds),
-            data=_data("MIOPEN_DISABLE_CACHE", off.value, None, nodes))
+            data=_data("MIOPEN_DISABLE_CACHE", off.value, None, nodes),
+            edits=_own_line(job, off, "remove MIOPEN_DISABLE_CACHE (the cache comes back on)",
+                            unsafe=True))
+    block: Optional[tuple] = None
     for var in DIR_VARS:
         finding = _check_dir(job, script, env, var, nodes, fix, fix_cmds)
+        if finding is not None:
+            block = _block(job, script, env, fix_cmds) if block is None else block
+            finding = replace(finding, edits=block)
         if finding is not None and var not in env and env.opaque:
             # precision rule: MIOpen's default only if nothing the doctor cannot read sets it
             finding = replace(finding, severity=Severity.WARNING, message=finding.message
@@ -193,6 +203,81 @@ def _fix_commands(job: Job, nodes: int) -> tuple:
              if nodes > 1 else 'mkdir -p "$MIOPEN_USER_DB_PATH"')
     return (f'export MIOPEN_USER_DB_PATH="{str(local).rstrip("/")}/$USER-miopen-$SLURM_JOB_ID"',
             'export MIOPEN_CUSTOM_CACHE_DIR="$MIOPEN_USER_DB_PATH"', mkdir)
+
+
+def _own_line(job: Job, v, title: str, unsafe: bool = False) -> tuple:
+    """Delete the line that sets `v`, when it is just `[export] NAME=value` in a file
+    the user owns."""
+    if v is None or not v.path or not v.line or not edits.owned(job, v.path):
+        return ()
+    lines = edits.read_lines(job, v.path) or []
+    if v.line > len(lines) or not re.fullmatch(r"\s*(export\s+)?{}=\S*\s*".format(v.name),
+                                               lines[v.line - 1]):
+        return ()
+    edit = edits.delete_lines(job, v.path, v.line, v.line, title, unsafe=unsafe)
+    return (edit,) if edit else ()
+
+
+def _typo(job: Job, v, path_set: bool) -> tuple:
+    """MIOPEN_USER_DB: its line deleted when MIOPEN_USER_DB_PATH is set (MIOpen ignores
+    it: nothing changes), else renamed to MIOPEN_USER_DB_PATH (unsafe: MIOpen's
+    database moves to that directory)."""
+    drop = _own_line(job, v, "remove MIOPEN_USER_DB, which MIOpen ignores")
+    if path_set or not drop:
+        return drop
+    renamed = drop[0].old.rstrip("\r\n").replace("MIOPEN_USER_DB=", "MIOPEN_USER_DB_PATH=", 1)
+    edit = edits.replace_line(job, v.path, v.line, renamed,
+                              "rename MIOPEN_USER_DB to MIOPEN_USER_DB_PATH", unsafe=True)
+    return (edit,) if edit else ()
+
+
+def _block(job: Job, script, env, fix_cmds: tuple) -> tuple:
+    """The edits that give the job the per-job node-local block (`fix_cmds`): in place
+    of the job script's own `export MIOPEN_USER_DB_PATH=...` line, else after its last
+    #SBATCH line; every other line that sets a MIOpen directory for the step (the job
+    script's, an inner script's) deleted, so nothing sets it again after the block. One
+    tuple for every finding of the script (`doctor fix` applies it once). None where a
+    file the user does not own sets a directory, a line does more than set it, or
+    another line of that file sets it too."""
+    if script is None or not edits.owned(job, script.rel) or \
+            not edits.exports_reach_step(job, script):
+        return ()
+    lines = edits.read_lines(job, script.rel)
+    if not lines:
+        return ()
+    at = edits.header_end(lines) + 1
+    drop = {}   # (path, line) -> var
+    for var in DIR_VARS:
+        v = env.get(var)
+        if v is None or not v.path:
+            continue   # MIOpen's default, or the login environment: the block overrides it
+        body = (edits.read_lines(job, v.path) or [""] * v.line)[v.line - 1] \
+            if edits.owned(job, v.path) and v.line else ""
+        if not re.fullmatch(r"\s*(export\s+)?{}=\S*\s*".format(var), body):
+            return ()
+        drop[(v.path, v.line)] = var
+    for path in {p for p, _ in drop} | {script.rel}:
+        text = edits.read_lines(job, path) or []
+        for n, line in enumerate(text, 1):
+            setters = [var for var in DIR_VARS if not line.lstrip().startswith("#")
+                       and re.search(r"(?<![\w$]){}=".format(var), line)]
+            if setters and (path, n) not in drop and (path != script.rel or n >= at):
+                return ()   # another line sets it again: which one wins is not simple
+    first = next(((p, n) for (p, n), var in drop.items()
+                  if p == script.rel and var == DIR_VARS[0] and n >= at), None)
+    out = []
+    if first is None:
+        out.append(edits.insert_after_header(job, script.rel, list(fix_cmds),
+                                             "a per-job node-local MIOpen cache"))
+    for (path, n) in sorted(drop):
+        if (path, n) == first:
+            brk = edits.line_break(lines, n - 1)
+            out.append(edits.replace_line(job, path, n, brk.join(fix_cmds),
+                                          "a per-job node-local MIOpen cache"))
+        else:
+            out.append(edits.delete_lines(job, path, n, n, f"remove {drop[(path, n)]}="
+                                          " (the per-job block sets it)"))
+    return tuple(out) if all(out) else ()
 
 
 def _data(var: str, value: str, fs: Optional[dict], nodes: int) -> dict:

@@ -1,11 +1,12 @@
 """NCCL/c10d settings that torch renamed, ignores, or that cannot take effect."""
 from __future__ import annotations
 
+import ast
+import re
 import shlex
-
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, check
+from doctor import Finding, Location, Severity, check, edits
 from doctor.job.code import CodeSettings, code_settings
 from doctor.job.context import Job
 from doctor.job.env import followed_env
@@ -56,6 +57,10 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
     Export the TORCH_NCCL_* name instead of the old one; drop the ignored
     variables and pass `timeout=datetime.timedelta(minutes=N)` to
     `init_process_group`; keep the DataLoader timeout well below the PG timeout.
+    `doctor fix` renames an old variable where the job script or the code sets it;
+    with `--unsafe` it passes a patched `_DEFAULT_PG_TIMEOUT` to `init_process_group`
+    as `timeout=`. It leaves the ignored variables to you: deleting them would only
+    hide that the timeout you wanted is not set.
     """
     tv = job.torch_release or ()
     renames = not tv or tv >= (2, 2)
@@ -70,13 +75,13 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
                 continue
             seen.add(key)
             if renames and name in RENAMED:
-                yield _renamed(name, v.value, v.where(), loc)
+                yield _renamed(name, v.value, v.where(), loc, _rename(job, loc, name, False))
             elif name in IGNORED and name not in code.env_reads:
                 yield _ignored(name, v.value, v.where(), loc)
     for name, rel, line in code.env_sets:
         loc = Location(rel, line)
         if renames and name in RENAMED:
-            yield _renamed(name, None, f"{rel}:{line}", loc)
+            yield _renamed(name, None, f"{rel}:{line}", loc, _rename(job, loc, name, True))
         elif name in IGNORED and name not in code.env_reads:
             yield _ignored(name, None, f"{rel}:{line}", loc)
     for patch in _ineffective_patches(code):
@@ -85,17 +90,43 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
             f"{rel}:{line} assigns {attr}, which torch copied at import time: the "
             "process-group timeout stays at its default (10 min NCCL, 30 min others)",
             location=Location(rel, line), fix=TIMEOUT_FIX, severity=Severity.ERROR,
-            data={"variable": attr, "kind": "pg-timeout-patch"})
+            data={"variable": attr, "kind": "pg-timeout-patch"},
+            edits=_pass_timeout(job, code, patch))
     yield from _dataloader_vs_pg(job, code)
 
 
-def _renamed(name: str, value: Optional[str], where: str, loc) -> Finding:
+def _renamed(name: str, value: Optional[str], where: str, loc, edit_: tuple) -> Finding:
     new = RENAMED[name]
     shown = value if value is not None else "1"
     return Finding(f"{name} is deprecated since torch 2.2 (set at {where}); use {new}",
                    location=loc, fix=f"Rename the variable to {new}.",
                    commands=(f"export {new}={shlex.quote(shown)}",),
-                   data={"variable": name, "replacement": new, "kind": "renamed"})
+                   data={"variable": name, "replacement": new, "kind": "renamed"},
+                   edits=edit_)
+
+
+def _rename(job: Job, loc: Optional[Location], name: str, python: bool) -> tuple:
+    """The edit that renames the variable where it is set: `NAME=` in a shell script,
+    the string literal "NAME" in Python. Only when the old name occurs nowhere else in
+    the file (no later read or unset would lose it) and the new name nowhere at all."""
+    if loc is None or not loc.line or not edits.owned(job, loc.path):
+        return ()
+    lines = edits.read_lines(job, loc.path)
+    if not lines or loc.line > len(lines):
+        return ()
+    text = "".join(lines)
+    new = RENAMED[name]
+    word = r"(?<![A-Za-z0-9_]){}(?![A-Za-z0-9_])"
+    if len(re.findall(word.format(name), text)) != 1 or re.search(word.format(new), text):
+        return ()
+    pattern = (r"(?<=([\"']))" + name + r"(?=\1)") if python else \
+        (r"(?<![A-Za-z0-9_])" + name + r"(?==)")
+    body = lines[loc.line - 1].rstrip("\r\n")
+    fixed, count = re.subn(pattern, new, body)
+    if count != 1:
+        return ()
+    edit = edits.replace_line(job, loc.path, loc.line, fixed, f"rename {name} to {new}")
+    return (edit,) if edit else ()
 
 
 def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
@@ -104,6 +135,51 @@ def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
                    location=loc, fix=f"Remove {name}. {TIMEOUT_FIX}",
                    commands=(f"unset {name}",),
                    data={"variable": name, "value": value, "kind": "ignored"})
+
+
+def _pass_timeout(job: Job, code: CodeSettings, patch) -> tuple:
+    """Unsafe: `timeout=<the patched attribute>` into every init_process_group call that
+    takes the default, so the value the code patched is the one used. Only where the
+    patch is a module-level assignment and every such call is a one-line call later in
+    the same file (no **kwargs): then the attribute holds the patched value when the
+    call runs."""
+    inits = [p for p in code.pg_inits if p.timeout is None]
+    if not inits or not edits.owned(job, patch.file) or \
+            any(p.file != patch.file or p.line <= patch.line for p in inits):
+        return ()
+    lines = edits.read_lines(job, patch.file) or []
+    source = "".join(lines)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    assign = [st for st in tree.body if isinstance(st, ast.Assign) and st.lineno == patch.line
+              and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute)]
+    target = ast.get_source_segment(source, assign[0].targets[0]) if assign else None
+    if not target or "\n" in target:
+        return ()
+    out = []
+    for init in inits:
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == init.line
+                 and n.end_lineno == n.lineno and ast.unparse(n.func).endswith(
+                     "init_process_group")]
+        if len(calls) != 1 or any(k.arg in (None, "timeout") for k in calls[0].keywords) or \
+                any(isinstance(a, ast.Starred) for a in calls[0].args):
+            return ()
+        call = calls[0]
+        raw = lines[init.line - 1].rstrip("\r\n").encode("utf-8", "surrogateescape")
+        end = (call.end_col_offset or 0) - 1
+        if raw[end:end + 1] != b")":
+            return ()
+        sep = ", " if call.args or call.keywords else ""
+        text = (raw[:end] + f"{sep}timeout={target}".encode() + raw[end:]).decode(
+            "utf-8", "surrogateescape")
+        edit = edits.replace_line(job, patch.file, init.line, text,
+                                  f"pass timeout={target} to init_process_group", unsafe=True)
+        if edit is None:
+            return ()
+        out.append(edit)
+    return tuple(out)
 
 
 # ---- the repo's code --------------------------------------------------------

@@ -5,13 +5,14 @@ import os
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import fs
+from doctor import edits, fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
+from doctor.model import Edit
 from doctor.job.shell import effective_command, expand, split_commands, unquote
 from doctor.scanners.git import repo_for
 from doctor.scanners.rsync import Command, Rule, Unsupported, parse_command, topmost, transfer_list
@@ -153,6 +154,8 @@ def rsync_exclude_unanchored(job: Job) -> Iterator[Finding]:
         rsync -avz --exclude '/data' ./ cluster:/scratch/project/code/
 
     Check what would be sent with `rsync -avn ...` before deploying.
+    `doctor fix` anchors the pattern where it is written (the word in the script,
+    quoting kept, or the line of the `--exclude-from` file in the repo).
     """
     notes: list = []
     invocations = [inv for rel, text in _script_texts(job)
@@ -172,12 +175,14 @@ def rsync_exclude_unanchored(job: Job) -> Iterator[Finding]:
                 notes.append(f"{inv.script}:{inv.line}: rule {inv.words[cmd.rule_words[id(rule)]]}"
                              " has an unresolved variable; left out")
                 cmd.rules.rules.remove(rule)
+        found: list = []
         for idx, source in cmd.sources:
             src = _local_source(job, inv, idx, source, notes)
             if src is None:
                 continue
             analysed += 1
-            yield from _findings(job, inv, cmd, source, src, tracked)
+            found += _findings(job, inv, cmd, source, src, tracked)
+        yield from _with_edits(job, inv, cmd, found)
     if notes:
         job.record_fact("rsync_exclude_notes", notes)
     if not analysed:
@@ -225,7 +230,8 @@ def _tracked(job: Job) -> set:
 
 
 def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,
-              tracked: set) -> Iterator[Finding]:
+              tracked: set) -> Iterator[tuple]:
+    """(rule, its anchored form, the finding) for each exclude that drops tracked files."""
     trailing = source.endswith("/") or posixpath.basename(source) in (".", "..")
     walk_src = str(src) + ("/" if trailing else "")
     # names in the transfer → repo-relative paths
@@ -250,7 +256,7 @@ def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,
         top = topmost(dropped)
         holding = [d for d in top if any(base_rel + d == p or (d.endswith("/") and
                                          p.startswith(base_rel + d)) for p in lost)]
-        yield _finding(inv, cmd, rule, fixed, source, top, holding, lost, python)
+        yield rule, fixed, _finding(inv, cmd, rule, fixed, source, top, holding, lost, python)
 
 
 def _finding(inv: Invocation, cmd: Command, rule: Rule, fixed: Rule, source: str,
@@ -287,3 +293,95 @@ def _finding(inv: Invocation, cmd: Command, rule: Rule, fixed: Rule, source: str
 
 def _sed(text: str) -> str:
     return re.sub(r"([][\\.*^$|&])", r"\\\1", text)
+
+
+# ---- the edit: anchor the pattern where it is written (`doctor fix`) ----------
+_SAFE_PREFIX = re.compile(r"[\w./+@%,:=-]+")
+
+
+def _with_edits(job: Job, inv: Invocation, cmd: Command, found: list) -> Iterator[Finding]:
+    """The findings, each with the edit that anchors its pattern: one edit per line of
+    the script (all the command's offending words on that line), or the line of the
+    --exclude-from file. A rule whose sources want different anchored forms (two
+    sources without a trailing slash) gets none: one pattern cannot say both."""
+    forms: dict = {}
+    for rule, fixed, _ in found:
+        forms.setdefault(id(rule), set()).add(fixed.pattern)
+    anchor = {k: v.pop() for k, v in forms.items() if len(v) == 1}
+    words: dict = {}   # id(rule) -> (line, start, end, new word)
+    for rule, _, _ in found:
+        if id(rule) in anchor and id(rule) not in words and id(rule) not in cmd.rule_files:
+            spot = _word_spot(job, inv, cmd.rule_words[id(rule)], rule, anchor[id(rule)])
+            if spot:
+                words[id(rule)] = spot
+    by_line: dict = {}
+    for line, start, end, new in set(words.values()):
+        by_line.setdefault(line, []).append((start, end, new))
+    line_edits = {}
+    lines = (edits.read_lines(job, inv.script) or []) if by_line else []
+    for line, spots in by_line.items():
+        body = lines[line - 1].rstrip("\r\n")
+        for start, end, new in sorted(spots, reverse=True):
+            body = body[:start] + new + body[end:]
+        line_edits[line] = edits.replace_line(job, inv.script, line, body,
+                                              "anchor the rsync exclude pattern")
+    for rule, _, finding in found:
+        if id(rule) not in anchor:
+            yield finding
+            continue
+        edit = (_file_edit(job, inv, cmd.rule_files[id(rule)], rule, anchor[id(rule)])
+                if id(rule) in cmd.rule_files else
+                line_edits.get(words[id(rule)][0]) if id(rule) in words else None)
+        yield replace(finding, edits=(edit,)) if edit else finding
+
+
+def _word_spot(job: Job, inv: Invocation, idx: int, rule: Rule, anchored: str) -> Optional[tuple]:
+    """(line, start, end, anchored word) of the command's word `idx` in the script,
+    quoting kept; None unless the word is found exactly once in the command's lines."""
+    prefix = anchored[:len(anchored) - len(rule.pattern)]
+    if not edits.owned(job, inv.script) or not anchored.endswith(rule.pattern) or \
+            not _SAFE_PREFIX.fullmatch(prefix):
+        return None
+    lines = edits.read_lines(job, inv.script) or []
+    raw, value = inv.words[idx], inv.argv[idx]
+    hits = []
+    n = inv.line
+    while 1 <= n <= len(lines):
+        text = lines[n - 1].rstrip("\r\n")
+        for m in re.finditer(r"(?<!\S)" + re.escape(raw), text):
+            word = edits.shell_word(text, m.start())
+            if word and word[0] == m.end() and word[1] == value:
+                hits.append((n, text, m.start(), word))
+        if not text.endswith("\\"):
+            break
+        n += 1
+    if len(hits) != 1 or not value.endswith(rule.pattern):
+        return None
+    line, text, start, (end, _, at) = hits[0]
+    k = len(value) - len(rule.pattern)
+    new_text = text[:at[k]] + prefix + text[at[k]:]
+    check = edits.shell_word(new_text, start)
+    if not check or check[1] != value[:k] + prefix + value[k:]:
+        return None
+    return line, start, end, new_text[start:check[0]]
+
+
+def _file_edit(job: Job, inv: Invocation, where: tuple, rule: Rule,
+               anchored: str) -> Optional[Edit]:
+    """The --exclude-from file's line, anchored; only a file inside the repo whose line
+    breaks rsync and the doctor count alike (no lone \\r)."""
+    name, lineno = where
+    if inv.cwd is None and not os.path.isabs(name) or "$" in name:
+        return None
+    rel = job.rel(Path(inv.cwd or "/") / os.path.expanduser(name))
+    lines = edits.read_lines(job, rel) if edits.owned(job, rel) and \
+        not os.path.isabs(rel) else None
+    if not lines or lineno > len(lines) or \
+            any("\r" in re.sub(r"\r?\n$", "", line) for line in lines[:lineno]):
+        return None
+    body = lines[lineno - 1].rstrip("\r\n")
+    head = body[:len(body) - len(rule.pattern)]
+    if not body.endswith(rule.pattern) or head not in ("", "- "):
+        return None
+    return edits.replace_line(job, rel, lineno, head + anchored,
+                              "anchor the rsync exclude pattern")

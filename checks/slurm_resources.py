@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
 from doctor.job.shell import unquote
@@ -166,6 +166,8 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     Make the script and the config say the same thing: one task per GPU
     (`#SBATCH --ntasks-per-node=<devices>`, `#SBATCH --gpus-per-node=<devices>`,
     `#SBATCH --nodes=<num_nodes>`), and `--cpus-per-task` ≥ num_workers + 1.
+    `doctor fix --unsafe` changes the `#SBATCH` line to what the config says; it is
+    unsafe because the config may be the side that is wrong.
     """
     todo = pairs(job)
     found = [v for s in job.scripts for v in launcher_rules(job.step(s))]
@@ -179,7 +181,50 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
         raise Skip("the configs set no devices, num_nodes or num_workers")
     for v in found:
         yield Finding(v.message, location=v.location, fix=v.fix, commands=v.commands,
-                      data=v.data, severity=v.severity)
+                      data=v.data, severity=v.severity, edits=_directive_edit(job, v))
+
+
+# rule -> the step's count that the #SBATCH side of the fix changes
+_SIDE = {"num_nodes": "nodes", "ntasks_per_node": "tasks_per_node", "gpus": "gpus_per_node",
+         "cpus_per_task": "cpus_per_task"}
+_SHORT = {"nodes": "N", "cpus-per-task": "c"}
+
+
+def _directive_edit(job: Job, v: "Mismatch") -> tuple:
+    """The #SBATCH line that gives the step's count, set to what the config says: an
+    unsafe edit (the config may be the side that is wrong, and the job's allocation
+    changes). Only where that one #SBATCH line, in a plain `--key=N` (or `-N N`,
+    `--gres=gpu[:type]:N`), is where the count comes from."""
+    attr = _SIDE.get(v.data.get("rule", ""))
+    m = next((re.fullmatch(r"#SBATCH --[\w-]+=(\d+)", c) for c in v.commands), None)
+    new = v.data.get("num_nodes") if attr == "nodes" else int(m.group(1)) if m else None
+    script = next((s for s in job.scripts if s.rel == v.data.get("script")), None)
+    if attr is None or not isinstance(new, int) or script is None or \
+            not edits.owned(job, script.rel):
+        return ()
+    count = getattr(job.step(script), attr)
+    d = next((d for d in script.directives if not d.origin and d.line
+              and script.where(d) == count.source), None)
+    if d is None or count.value is None:
+        return ()
+    if d.key == "gres":
+        g = re.fullmatch(r"(gpu(?::[^:,=\s]+)?:){}".format(count.value), d.value)
+        value, written = (g.group(1) + str(new), g.group(0)) if g else (None, "")
+    else:
+        value, written = (str(new), d.value) if d.value == str(count.value) else (None, "")
+    lines = edits.read_lines(job, script.rel) or []
+    if value is None or d.line > len(lines):
+        return ()
+    body = lines[d.line - 1].rstrip("\r\n")
+    opt = r"(--{}[= ]\s*".format(re.escape(d.key)) + \
+        (r"|-{} ?".format(_SHORT[d.key]) if d.key in _SHORT else "") + ")"
+    hits = list(re.finditer(opt + re.escape(written) + r"(?=\s|#|$)", body))
+    if len(hits) != 1:
+        return ()
+    h = hits[0]
+    edit = edits.replace_line(job, script.rel, d.line, body[:h.end(1)] + value + body[h.end():],
+                              f"#SBATCH --{d.key}={value}", unsafe=True)
+    return (edit,) if edit else ()
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterator
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
@@ -62,6 +63,8 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
     `export WANDB_MODE=offline` in the job script (or the script run inside
     the container), then `wandb sync <run dir>/wandb/offline-run-*`. Use
     `WANDB_MODE=disabled` to turn it off entirely.
+    `doctor fix` adds the export after the `#SBATCH` lines (or sets offline where the
+    job sets WANDB_MODE).
     """
     network = job.site.get("compute_network")
     if network is True:
@@ -104,7 +107,33 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
             commands=("export WANDB_MODE=offline", "wandb sync wandb/offline-run-*"),
             data={"container": where, "wandb_import": f"{imported[0]}:{imported[1]}",
                   "wandb_mode": mode or None, "compute_network": network},
+            edits=_offline(job, script, env.get("WANDB_MODE")),
             severity=None if network is False and not (env.opaque and not mode)
             else Severity.WARNING)
     if not found_container:
         raise Skip("the job does not run in a Singularity/Apptainer container")
+
+
+def _offline(job: Job, script, v) -> tuple:
+    """`export WANDB_MODE=offline`: the value replaced where the job sets WANDB_MODE (a
+    line that is just `[export] WANDB_MODE=...`), else a new line after the job script's
+    #SBATCH lines, where the export reaches the step. None where a file the user does
+    not own sets it (a sourced site file would set it again after the new line)."""
+    if v is not None and v.path:
+        if not v.line or not edits.owned(job, v.path):
+            return ()
+        lines = edits.read_lines(job, v.path) or []
+        body = lines[v.line - 1].rstrip("\r\n") if v.line <= len(lines) else ""
+        m = re.fullmatch(r"(\s*(?:export\s+)?WANDB_MODE=)(\S*)(\s*(?:#.*)?)", body)
+        word = edits.shell_word(body, m.end(1)) if m else None
+        if m is None or word is None or word[0] != m.end(2) or word[1] != v.value:
+            return ()
+        edit = edits.replace_line(job, v.path, v.line, m.group(1) + "offline" + m.group(3),
+                                  "WANDB_MODE=offline")
+        return (edit,) if edit else ()
+    if not edits.owned(job, script.rel if script else None) or \
+            not edits.exports_reach_step(job, script):
+        return ()
+    edit = edits.insert_after_header(job, script.rel, ["export WANDB_MODE=offline"],
+                                     "export WANDB_MODE=offline")
+    return (edit,) if edit else ()

@@ -243,7 +243,7 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                    "(`doctor run` says how)", err=True)
     if not changed:
         click.echo("doctor fix: nothing to fix", err=True)
-        sys.exit(0)
+        sys.exit(_still_failing(report) if write else 0)
     if not write:
         text = "".join(fixing.unified_diff(fp) for fp in changed)
         write_stdout(text if not sys.stdout.isatty() else
@@ -256,16 +256,23 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
         fixing.write(fp)
         ids = sorted({cid for cid, f in plan.fixed if any(e.path == fp.path for e in f.edits)})
         click.echo(f"fixed {printable(fp.path)} ({', '.join(ids)})")
-    again = run(new_job(), only=plan.checks(), static=static, no_smoke=True,
-                fail_on=Severity.parse(fail_on))
-    left = [r for r in again.results if r.status.value in ("fail", "error")]
+    # the same checks again, on the files as they are now: an edit may change what
+    # other checks see, and what no edit could fix still fails the job
+    sys.exit(_still_failing(run(new_job(), only=_split(only), skip=_split(skip),
+                                static=static, no_smoke=True, fail_on=Severity.parse(fail_on))))
+
+
+def _still_failing(report) -> int:
+    """After --write: the checks that still fail or could not complete, as a table on
+    stderr; the exit code is `doctor run`'s for the same checks."""
+    left = [r for r in report.results if r.status.value in ("fail", "error")]
     if left:
         from doctor.report.table_format import render as table
 
-        again.results = left
-        click.echo("doctor fix: still failing after the fixes:", err=True)
-        click.echo(table(again, color=False), nl=False, err=True)
-    sys.exit(again.exit_code())
+        report.results = left
+        click.echo("doctor fix: still failing:", err=True)
+        click.echo(table(report, color=False), nl=False, err=True)
+    return report.exit_code()
 
 
 @cli.command("list")

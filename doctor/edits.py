@@ -140,3 +140,81 @@ def replace_whole(job: Any, path: str, new_text: str, title: str,
 
 def _applicability(unsafe: bool) -> str:
     return "unsafe" if unsafe else "safe"
+
+
+def owned(job: Any, path: Optional[str]) -> bool:
+    """Whether `doctor fix` may edit this file: the user's own, inside the repo (not an
+    installed package), or a job script named by --sbatch. Not /etc, not a module file."""
+    if not path:
+        return False
+    if Path(path).is_absolute():
+        real = fs.realpath(Path(path))
+        return any(fs.realpath(Path(s.path)) == real for s in getattr(job, "scripts", ()))
+    return not {"site-packages", "dist-packages"} & set(Path(path).parts)
+
+
+def shell_word(text: str, start: int) -> Optional[tuple]:
+    """The literal shell word at text[start:]: (end, value, at), `value` without its
+    quotes and `at[k]` the index in `text` of value[k] (at[-1] is `end`). None when the
+    word holds what is not plain text ($, `, $'...', an unclosed quote)."""
+    value, at, i, n = [], [], start, len(text)
+    while i < n and text[i] not in " \t\r\n;&|<>()":
+        c = text[i]
+        if c in "$`":
+            return None
+        if c == "\\":
+            if i + 1 >= n or text[i + 1] == "\n":
+                return None
+            value.append(text[i + 1])
+            at.append(i + 1)
+            i += 2
+        elif c == "'":
+            close = text.find("'", i + 1)
+            if close < 0:
+                return None
+            value.extend(text[i + 1:close])
+            at.extend(range(i + 1, close))
+            i = close + 1
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                if text[i] in "$`":
+                    return None
+                if text[i] == "\\" and i + 1 < n and text[i + 1] in '"\\$`':
+                    i += 1
+                value.append(text[i])
+                at.append(i)
+                i += 1
+            if i >= n:
+                return None
+            i += 1
+        else:
+            value.append(c)
+            at.append(i)
+            i += 1
+    return i, "".join(value), at + [i]
+
+
+def exports_reach_step(job: Any, script: Any) -> bool:
+    """Whether a variable exported in the job script (after the #SBATCH lines) reaches
+    its training step: not when sbatch or srun passes --export=NONE or a bare list, nor
+    through a container started with --cleanenv / --containall."""
+    if script is None:
+        return False
+    d = script.get("export")
+    exports = [d.value] if d is not None else []
+    for s in [script, *getattr(job.step(script), "scripts", ())]:
+        for cmd in getattr(s, "commands", ()):
+            argv = cmd.argv
+            for i, w in enumerate(argv):
+                if w.startswith("--export="):
+                    exports.append(w.partition("=")[2])
+                elif w == "--export" and i + 1 < len(argv):
+                    exports.append(argv[i + 1])
+                elif w.rsplit("/", 1)[-1] in ("singularity", "apptainer") and \
+                        argv[i + 1:i + 2] in (["exec"], ["run"], ["shell"]):
+                    # any option-looking word after `exec` counts: no edit rather than a wrong one
+                    opts = [a for a in argv[i + 2:] if a.startswith("-")]
+                    if {"--cleanenv", "-e", "--containall", "-C"} & set(opts):
+                        return False
+    return all(e.split(",")[0].strip().upper() == "ALL" for e in exports)
