@@ -348,3 +348,40 @@ def test_realworld_no_smoke(name, repos):
     for check_id, status in LIVE_EXPECT.get(name, {}).items():
         assert got[check_id]["status"] == status, (check_id, got[check_id]["reason"],
                                                    got[check_id]["findings"])
+
+
+# `doctor fix --static --unsafe` (issue 15): the files each repo's edits touch, written by
+# hand from the findings above. Every one is a true finding's file; a repo left out gets
+# no edit at all (no edit on a correct file). True findings without an edit: babylm's
+# slurm-gpu-mismatch (no GPU line to edit: which --gpus form the site wants is unknown),
+# olmo's (the CPU count comes from an `srun --cpus-per-task` in scripts/kempner, not a
+# #SBATCH line), and the NCCL_TIMEOUT of juwels and nccl_multinode (ignored by torch;
+# deleting it would hide that the timeout is still unset).
+FIX_EXPECT: dict = {
+    "cotainr_lumi_torchrun": {"run_multigpu_torchrun.sh"},  # hip-alloc-conf export
+    "juwels_booster_source": {"run.sbatch"},  # NCCL_ASYNC_ERROR_HANDLING renamed
+    "lumi_megatron_gpt9b": {"debug_train.slurm"},  # hip-alloc-conf export
+    "makefile_rsync_results": {"Makefile"},  # --exclude='/results'
+    "mlbench_lumi_mahti": {"slurm/lumi-gpu16.sh"},  # hip-alloc-conf export
+    "nccl_multinode_torchrun": {"slurm/train.sbatch"},  # --cpus-per-task=52 (unsafe)
+    "nncv_apptainer_envfile": {"Final_assignment/jobscript_slurm.sh"},  # WANDB_MODE
+    "olmo_lumi_kempner": {"scripts/lumi/mitch-ish-7b.sh"},  # hip-alloc-conf, WANDB_MODE
+    "particleflow_lumi": {"scripts/lumi/pytorch-cms-8.sh"},  # hip-alloc-conf export
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECT))
+def test_realworld_fix_edits_only_files_with_true_findings(name, repos):
+    import re
+
+    proc = run_doctor("fix", "--repo", str(repos[name]), "--static", "--unsafe", timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    edited = set(re.findall(r"^\+\+\+ b/(.*)$", proc.stdout, re.M))
+    assert edited == FIX_EXPECT.get(name, set()), proc.stdout
+    assert proc.returncode == (1 if edited else 0), proc.stderr
+    true_files = {path for locs in EXPECT[name]["fail"].values() for path, _ in locs}
+    assert edited <= true_files
+    if edited:  # the preview is a patch that applies to the repo as it is
+        check = subprocess.run(["git", "apply", "--check", "-"], input=proc.stdout,
+                               cwd=repos[name], capture_output=True, text=True)
+        assert check.returncode == 0, check.stderr
