@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -10,6 +11,7 @@ from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
 from doctor.job.launch import workdir
 from doctor.job.shell import command_argv
+from doctor.scanners import gitignore
 
 
 def script_core_limit(script) -> Optional[tuple]:
@@ -60,8 +62,12 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
 
     ## How to fix
     Turn core dumps off in the job script (`ulimit -c 0`), or keep them out
-    of git: add `core` and `core.*` to .gitignore, or run the job from a
-    directory outside the repo (`#SBATCH --chdir=/scratch/...`).
+    of git: add the core file names to .gitignore (`core` with `!core/`, or
+    `core.[0-9]*`; not `core.*`, which hides `core.py`), or run the job from
+    a directory outside the repo (`#SBATCH --chdir=/scratch/...`).
+
+    `doctor fix` appends those .gitignore lines (a safe edit); it leaves
+    `ulimit -c` alone, since the script may want its cores.
     """
     cp = job.fact("core_pattern") or {}
     pattern = cp.get("pattern")
@@ -93,6 +99,10 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
         ignored = job.git("check-ignore", "-q", "--no-index", name).returncode == 0
         if ignored:
             continue
+        choices = gitignore.pattern_lines(pattern, cp.get("uses_pid"), str(rel_dir))
+        lines = gitignore.safe_lines(job, choices) or []
+        edit = gitignore.ignore_edit(job, name, lines, "ignore core dumps in .gitignore") \
+            if lines else None
         yield Finding(
             f"core dumps are unlimited ({where}) and core_pattern {pattern!r} writes "
             f"{name} into the repo (working directory from {cwd_from}); git does not "
@@ -100,6 +110,7 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
             location=Location(script.rel, line) if script and line else
             (Location(script.rel) if script else None),
             fix="Disable core dumps in the job script, or ignore core files in git.",
-            commands=("ulimit -c 0", "printf 'core\\ncore.*\\n' >> .gitignore"),
+            commands=("ulimit -c 0", *(f"echo {shlex.quote(ln)} >> .gitignore" for ln in lines)),
+            edits=(edit,) if edit else (),
             data={"limit": limit, "hard": hard, "core_pattern": pattern, "core_file": name,
                   "workdir": job.rel(cwd)})

@@ -7,7 +7,8 @@ from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, LoaderCall, code_settings, config_value_path
-from doctor.job.configs import ConfigFile, is_unresolved, keypath
+from doctor.job import yamledit
+from doctor.job.configs import ConfigFile, LineDict, is_unresolved, keypath
 from doctor.job.context import Job
 from doctor.job.launch import scripts_or_none
 from doctor.job.loaders import PG_SECTIONS, LoaderSpec, _is_number, loader_specs
@@ -259,6 +260,11 @@ def pg_timeouts(cfg: ConfigFile) -> list:
     return out
 
 
+def _suggested_timeout(pg_secs: float) -> int:
+    """A DataLoader timeout well below the process-group timeout: a fifth of it."""
+    return max(1, int(pg_secs // 5))
+
+
 def _pg_conflict(spec: Any, pgs: list) -> Optional[Conflict]:
     if "timeout" not in spec.mapping:
         return None
@@ -270,7 +276,7 @@ def _pg_conflict(spec: Any, pgs: list) -> Optional[Conflict]:
     secs, key, where, line, _ = min(candidates)
     if timeout < secs:
         return None
-    suggest = max(1, int(secs // 5))
+    suggest = _suggested_timeout(secs)
     return Conflict(
         "timeout-not-below-pg-timeout", ["timeout", where],
         f"DataLoader timeout {timeout:g} s is not below the process-group timeout "
@@ -348,6 +354,13 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
     when `num_workers` is 0 is portable across torch 1.x and 2.x. Keep the
     DataLoader timeout well below the process-group timeout (e.g. 120 s against
     1800 s).
+
+    `doctor fix` edits the key's own line in a YAML config: it removes
+    `prefetch_factor`, sets `persistent_workers`, `multiprocessing_context` or
+    a timeout without workers to its default (safe), and lowers a timeout to
+    a fifth of the process-group timeout (unsafe: `--unsafe`). A value from
+    the command line, a Hydra-composed file, a merged template or the code
+    gets no edit.
     """
     specs = list(loader_specs(job.configs))
     runs = _code_runs(job)
@@ -386,7 +399,8 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
                              f"({_calls(loaders)})")
                 continue
             yield _finding(spec, c, raw_version, version, {"config": spec.config.rel},
-                           spec.config.rel, links + through)
+                           spec.config.rel, links + through,
+                           () if links + through else _config_edits(job, spec, c))
     seen: set = set()
     for script, env, code in runs:
         for call in code.loaders:
@@ -406,7 +420,7 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
 
 
 def _finding(spec: Any, c: Conflict, raw_version: Optional[str], version: Optional[tuple],
-             extra: dict, rel: str, links: list) -> Finding:
+             extra: dict, rel: str, links: list, edits: tuple = ()) -> Finding:
     """One conflict as a finding; a warning naming the links when the path is not whole."""
     data = {**extra, "keys": c.keys, "torch_version": raw_version, "rule": c.rule,
             "keypath": spec.where, "values": {k: spec.mapping[k] for k in c.keys
@@ -429,7 +443,41 @@ def _finding(spec: Any, c: Conflict, raw_version: Optional[str], version: Option
         message += " — not shown end to end: " + "; ".join(links)
         severity = Severity.WARNING
     return Finding(message, location=_where(spec, c.keys),
-                   fix=c.fix[0].upper() + c.fix[1:] + ".", data=data, severity=severity)
+                   fix=c.fix[0].upper() + c.fix[1:] + ".", data=data, severity=severity,
+                   edits=edits)
+
+
+# the rules whose fix is to leave the key out (DataLoader's default then applies), and
+# those whose key gets DataLoader's default written out, which keeps it for code reading it
+DELETE_RULES = ("prefetch-without-workers", "prefetch-null", "prefetch-zero", "option-too-new")
+DEFAULTS = {"persistent-without-workers": (False, "false"),
+            "context-without-workers": (None, "null"), "timeout-without-workers": (0, "0")}
+
+
+def _config_edits(job: Job, spec: LoaderSpec, c: Conflict) -> tuple:
+    """The edit of the config line that raises: the key removed or set to its default, or
+    the timeout lowered (unsafe: a slow batch may now time out).
+    Only a key written in this file at its own line (not a command-line override, not a
+    Hydra-composed file, not a merged template); see doctor/job/yamledit.py."""
+    key = c.keys[0]
+    m = spec.mapping
+    rel = spec.config.rel
+    if not isinstance(m, LineDict) or key not in m or m.origin_of(key) is not None or \
+            not rel.endswith((".yaml", ".yml")):
+        return ()
+    edit = None
+    if c.rule in DELETE_RULES:
+        edit = yamledit.delete_key(job, rel, m.line_of(key), spec.path, key,
+                                   f"remove {key} from {spec.where}")
+    elif c.rule in DEFAULTS:
+        value, text = DEFAULTS[c.rule]
+        edit = yamledit.set_value(job, rel, m.line_of(key), spec.path, key, value, text,
+                                  f"set {spec.where}.{key} to {text}, its default")
+    elif c.rule == "timeout-not-below-pg-timeout":
+        secs = _suggested_timeout(c.extra["pg_timeout_s"])
+        edit = yamledit.set_value(job, rel, m.line_of(key), spec.path, key, secs, str(secs),
+                                  f"lower {spec.where}.timeout to {secs} s", unsafe=True)
+    return (edit,) if edit else ()
 
 
 def _where(spec: Any, keys: list) -> Location:

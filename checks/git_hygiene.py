@@ -7,6 +7,7 @@ from typing import Iterator
 
 from doctor import Finding, Location, Severity, check
 from doctor.job.context import Job
+from doctor.scanners import gitignore
 from doctor.scanners.git import (
     CANDIDATE_SIZE,
     MAX_HEADER_READS,
@@ -18,6 +19,7 @@ from doctor.scanners.git import (
     is_elf_core,
     repo_for,
 )
+from doctor.scanners.gitignore import core_lines
 
 MB = 1000 * 1000
 MIB = 1024 * 1024
@@ -27,23 +29,16 @@ REWRITE_WARNING = ("`git filter-repo` rewrites history: every commit after it ge
 
 def _ignore_line(path: str) -> list:
     """.gitignore lines that keep this file out without hiding code (`src/core/`, `core.py`)."""
-    name = path.rpartition("/")[2]
-    if name == "core":
-        return ["core", "!core/"]
-    if name.startswith("core.") and name[5:].isdigit():
-        return ["core.[0-9]*"]
-    if name.startswith("vgcore."):
-        return ["vgcore.*"]
-    return ["/" + path]
+    return next(iter(core_lines(path)), [])
 
 
-def _commands(repo: GitRepo, blob: Blob, ignore: bool) -> tuple:
+def _commands(repo: GitRepo, blob: Blob, ignore: list) -> tuple:
     q = shlex.quote
     cmds = []
     if blob.where == "index":
         cmds.append(f"git rm --cached -- {q(blob.path)}")
     if ignore:
-        cmds += [f"echo {q(line)} >> .gitignore" for line in _ignore_line(blob.path)]
+        cmds += [f"echo {q(line)} >> .gitignore" for line in ignore]
         cmds.append("git add .gitignore")
     if blob.where == "index":
         cmds.append(f"git commit -m {q('Stop tracking ' + blob.path)}")
@@ -121,6 +116,10 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
         git filter-repo --invert-paths --path core.12345
 
     Prevent new ones with `ulimit -c 0` in the job script.
+
+    `doctor fix` appends the ignore lines to .gitignore (a safe edit; lines
+    that would hide a tracked file give way to the core's own path). It never
+    touches the index: `git rm --cached` stays for you to run.
     """
     repo = repo_for(job)
     index = repo.index()
@@ -137,11 +136,12 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
             found.append(b)
     found = _with_commits(repo, [b for b in found if b.where != "untracked"]) + \
         [b for b in found if b.where == "untracked"]
+    cores = [b.path for b in found]
     for b in found:
-        yield _core_finding(repo, b)
+        yield _core_finding(job, repo, b, cores)
 
 
-def _core_finding(repo: GitRepo, b: Blob) -> Finding:
+def _core_finding(job: Job, repo: GitRepo, b: Blob, cores: list) -> Finding:
     where = {"index": "is tracked by git (in the index)",
              "untracked": "is untracked and not ignored: the next `git add .` commits it",
              "history": "is in the repository's history"}[b.where]
@@ -151,10 +151,16 @@ def _core_finding(repo: GitRepo, b: Blob) -> Finding:
     data = {"path": b.path, "size": b.size, "where": b.where}
     if b.where == "history":
         data["commit"] = b.commit
-    cmds = _commands(repo, b, ignore=True)
+    # the first choice of lines that hides no tracked file but the cores found
+    choices = core_lines(b.path)
+    lines = gitignore.safe_lines(job, choices, cores)
+    cmds = _commands(repo, b, ignore=lines or _ignore_line(b.path))
     if b.where == "untracked":
         cmds = (f"rm -- {shlex.quote(b.path)}",) + cmds
-    return Finding(msg, location=Location(b.path), fix=_fix(b), commands=cmds, data=data)
+    edit = gitignore.ignore_edit(job, b.path, lines, "ignore core dumps in .gitignore") \
+        if lines else None
+    return Finding(msg, location=Location(b.path), fix=_fix(b), commands=cmds, data=data,
+                   edits=(edit,) if edit else ())
 
 
 @check("git-large-file", title="Files over GitHub's size limits are tracked by git",
@@ -223,5 +229,5 @@ def _large_finding(repo: GitRepo, b: Blob, error_bytes: int) -> Finding:
     if b.where == "history":
         data["commit"] = b.commit
     return Finding(msg, location=Location(b.path), fix=_fix(b),
-                   commands=_commands(repo, b, ignore=True), data=data,
+                   commands=_commands(repo, b, ignore=_ignore_line(b.path)), data=data,
                    severity=Severity.ERROR if severe else Severity.WARNING)

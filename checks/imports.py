@@ -4,11 +4,12 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
@@ -89,10 +90,15 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     runs, but on old code.
 
     ## How to fix
-    Put the package root on the job's path (`export PYTHONPATH="$PWD/src:${PYTHONPATH:-}"`
-    in the job script, after `cd` to the repo), or run `pip install -e .` in
-    the job's environment; re-sync a directory that is missing (and anchor the
-    rsync exclude: `--exclude '/data'`).
+    Put the package root on the job's path in the job script (sbatch run
+    from the repo root):
+
+        export PYTHONPATH="$SLURM_SUBMIT_DIR/src${PYTHONPATH:+:$PYTHONPATH}"
+
+    or run `pip install -e .` in the job's environment; re-sync a directory
+    that is missing (and anchor the rsync exclude: `--exclude '/data'`).
+    `doctor fix --unsafe` adds that export after the #SBATCH lines (or after
+    the script's own PYTHONPATH line).
     """
     packages = repo_packages(job)
     if not packages:
@@ -128,8 +134,9 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
             if r["missing"]:
                 if r["missing"] != name and r["missing"] in (set(names) - {name}):
                     continue  # reported for the shorter name itself
-                yield _missing(job, name, r, packages, pp, unresolved, cwd_from, where,
-                               loc, data)
+                editable = script if _from_submit_dir(script, scripts) else None
+                yield _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
+                               where, loc, data)
             elif name in packages and r["origin"]:
                 origin = Path(fs.realpath(r["origin"]))
                 if not _inside(origin, packages[name]):
@@ -195,20 +202,25 @@ def _location(name: str, packages: dict, imports: dict, pp) -> Optional[Location
     return None
 
 
-def _missing(job: Job, name, r, packages, pp, unresolved, cwd_from, where, loc, data) -> Finding:
+def _missing(job: Job, editable, name, r, packages, pp, unresolved, cwd_from, where, loc,
+             data) -> Finding:
+    """The finding for a module the job cannot import; `editable`: the job script that may
+    get the PYTHONPATH export (None: no edit)."""
     missing = r["missing"]
     top = name.split(".")[0]
     pkg_root = packages.get(top)
+    fixes: tuple = ()
     if missing == top:
         root = job.rel(pkg_root.parent) if pkg_root else "src"
-        root_abs = pkg_root.parent if pkg_root else job.repo / "src"
         msg = (f"`import {name}` fails for {where}: no package {top} on the job's path "
                f"(PYTHONPATH={pp.value if pp is not None else '(unset)'}; working directory "
                f"from {cwd_from})")
         fix = (f"Add the package root {root}/ to PYTHONPATH in the job script, or "
                "`pip install -e .` in the job's environment.")
-        commands: tuple = (f'export PYTHONPATH="{root_abs}:${{PYTHONPATH:-}}"',
-                           "pip install -e .")
+        export = _pythonpath_export(root, where != "the login environment")
+        commands: tuple = (export, "pip install -e .")
+        if editable is not None and not os.path.isabs(root):
+            fixes = _export_edit(job, editable, pp, export, root)
     else:
         locs = ", ".join(r["locations"]) or "?"
         msg = (f"`import {name}` fails for {where}: {missing} is missing from {locs} "
@@ -226,4 +238,49 @@ def _missing(job: Job, name, r, packages, pp, unresolved, cwd_from, where, loc, 
         msg += f"; unless {' or '.join(links)}"
     if unresolved:   # precision rule: a link the doctor cannot see → at most a warning
         severity = Severity.WARNING
-    return Finding(msg, location=loc, fix=fix, commands=commands, data=data, severity=severity)
+    return Finding(msg, location=loc, fix=fix, commands=commands, data=data, severity=severity,
+                   edits=fixes)
+
+
+SUBMIT_DIR = re.compile(r"\$SLURM_SUBMIT_DIR/?|\$\{SLURM_SUBMIT_DIR(:-\.)?\}/?|\.")
+
+
+def _from_submit_dir(script, scripts: list) -> bool:
+    """The job runs where sbatch was run: no --chdir, and every `cd` goes to
+    $SLURM_SUBMIT_DIR (or stays). Then $SLURM_SUBMIT_DIR is the repo the doctor read."""
+    if script is None or script.get("chdir"):
+        return False
+    for s in scripts:
+        for cmd in s.commands:
+            argv = command_argv(cmd.argv, builtin=True)
+            if argv[:1] in (["cd"], ["pushd"]) and not (
+                    len(argv) > 1 and SUBMIT_DIR.fullmatch(argv[1])):
+                return False
+    return True
+
+
+def _pythonpath_export(root: str, in_script: bool) -> str:
+    """The export that puts the repo's package root first on PYTHONPATH, relative to where
+    the job is submitted from ($SLURM_SUBMIT_DIR, taken as the repo root), never to this
+    machine's path; without a job script, to the shell's working directory."""
+    quoted = re.sub(r'([\\"$`])', r"\\\1", root)  # as it reads inside double quotes
+    if os.path.isabs(root):
+        base = quoted
+    else:
+        base = ("$SLURM_SUBMIT_DIR" if in_script else "$PWD") + \
+            ("" if root in ("", ".") else "/" + quoted)
+    return f'export PYTHONPATH="{base}${{PYTHONPATH:+:$PYTHONPATH}}"'
+
+
+def _export_edit(job: Job, script, pp, export: str, root: str) -> tuple:
+    """The export in the job script (unsafe: the job imports other code): after the
+    script's own PYTHONPATH line when it sets one there, else after the #SBATCH header."""
+    title = (f"put {root}/ first on PYTHONPATH (assumes sbatch runs from the repo root, "
+             "$SLURM_SUBMIT_DIR)")
+    if pp is not None and pp.path is not None:
+        if pp.path != script.rel or not pp.line:
+            return ()   # set in another file, or where the doctor cannot place a line
+        edit = edits.insert_lines(job, script.rel, pp.line + 1, [export], title, unsafe=True)
+    else:
+        edit = edits.insert_after_header(job, script.rel, [export], title, unsafe=True)
+    return (edit,) if edit else ()

@@ -1,10 +1,11 @@
 """Resource limits the DataLoader workers run into."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.code import code_settings, config_value_path
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
@@ -74,6 +75,27 @@ def _code_loaders(job: Job) -> list:
     return list(code_settings(job, env).loaders)
 
 
+def _ulimit_edit(job: Job, script: SbatchScript, line: Optional[int], value: int) -> tuple:
+    """`ulimit -n value` in the job script (unsafe: the job gets another limit): in place of
+    the `ulimit` command at `line` (the rest of the line kept), else after the #SBATCH
+    header. None when that line holds no single plain `ulimit` command."""
+    title = f"set the open-file limit to {value} (ulimit -n {value})"
+    if line is None:
+        edit = edits.insert_after_header(job, script.rel, [f"ulimit -n {value}"], title,
+                                         unsafe=True)
+        return (edit,) if edit else ()
+    lines = edits.read_lines(job, script.rel) or []
+    text = lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
+    found = list(re.finditer(r"\bulimit((?:\s+-[A-Za-z]+)*\s+)[\w]+(?=\s*(?:$|[;&|#)]))", text))
+    if len(found) != 1 or text.count("ulimit") != 1:
+        return ()
+    m = found[0]
+    edit = edits.replace_line(job, script.rel, line,
+                              text[:m.start()] + f"ulimit -n {value}" + text[m.end():], title,
+                              unsafe=True)
+    return (edit,) if edit else ()
+
+
 def _fmt(v: Optional[int]) -> str:
     return "unlimited" if v is None else str(v)
 
@@ -130,6 +152,9 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     prefetch_factor (the finding gives the largest num_workers that fits), or
     `torch.multiprocessing.set_sharing_strategy("file_system")` in the
     training script, or ask the cluster admins for a higher hard limit.
+
+    `doctor fix --unsafe` writes the `ulimit -n` line into the job script
+    (in place of a `ulimit -n` that fails, else after the #SBATCH lines).
     """
     if not job.configs:
         raise Skip("no training configs: the number of DataLoader workers is unknown")
@@ -198,7 +223,8 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                 fix=(f"Replace line {u.line} with `ulimit -n {hard}`." if hard is not None
                      else f"Remove line {u.line}."),
                 commands=(f"ulimit -n {hard}",) if hard is not None else (),
-                data=data, severity=Severity.WARNING)
+                data=data, severity=Severity.WARNING,
+                edits=_ulimit_edit(job, script, u.line, hard) if hard is not None else ())
             continue
         if _le(needed, hard0):
             # the job's own hard limit allows it: one line in the script fixes it
@@ -217,13 +243,16 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                          f"add after the #SBATCH lines of {script.rel} (after line {last}), "
                          "before the training command:")
                 loc = Location(script.rel, at or last or None)
+                fixes = _ulimit_edit(job, script, at, target)
             else:
                 where, loc = "run in the shell that launches the training:", cfg_loc
+                fixes = ()
             yield Finding(
                 f"soft open-file limit {_fmt(soft)} < {needed} needed: {est}; the hard "
                 f"limit {_fmt(hard0)} allows raising it{why}",
                 location=loc, fix=f"Raise the soft limit: {where} `ulimit -n {target}`.",
-                commands=(f"ulimit -n {target}",), data=data, severity=Severity.WARNING)
+                commands=(f"ulimit -n {target}",), data=data, severity=Severity.WARNING,
+                edits=fixes)
             continue
         fit = max(0, (hard0 - base_fds) // per_worker)
         data["max_workers"] = fit

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Skip, check
+from doctor import Finding, Location, Skip, check, edits
 from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
@@ -311,7 +312,8 @@ def torch_api_mismatch(job: Job) -> Iterator[Finding]:
     For FSDP2, call `fully_shard` on each block and then on the root module
     instead of passing a wrap policy. Use `torch.autocast("cuda", ...)` on ROCm.
     Otherwise drop the keyword, or run a torch that has it: the finding names the
-    first release that does.
+    first release that does. `doctor fix --unsafe` changes an autocast `"hip"`
+    to `"cuda"` on its line; the other findings need a person.
     """
     uses = repo_uses(job)
     if not uses:
@@ -328,7 +330,7 @@ def torch_api_mismatch(job: Job) -> Iterator[Finding]:
                    "the installed torch it could read; run the doctor where that torch is "
                    "installed")
     for u in uses:
-        yield from _judge(u, api, str(version))
+        yield from _judge(job, u, api, str(version))
 
 
 def _api_for(job: Job, release: tuple, uses: list) -> Optional[dict]:
@@ -366,7 +368,7 @@ def _device_rejected(api: dict, dev: str) -> Optional[str]:
     return None
 
 
-def _judge(u: Use, api: dict, version: str) -> Iterator[Finding]:
+def _judge(job: Job, u: Use, api: dict, version: str) -> Iterator[Finding]:
     base = {"torch_version": version, "signature_from": api["source"], "call": u.qual}
     where = api["where"]
     if u.key == "name":
@@ -396,7 +398,21 @@ def _judge(u: Use, api: dict, version: str) -> Iterator[Finding]:
             fix='Use torch.autocast("cuda", ...): on ROCm the HIP device is torch\'s "cuda".'
                 if dev == "hip" else "Use a device type this torch supports (cuda, cpu, ...).",
             data=dict(base, rule="device-type", function=CANONICAL["autocast"],
-                      device_type=dev, error=why))
+                      device_type=dev, error=why),
+            edits=_hip_to_cuda(job, u.file, line) if dev == "hip" else ())
+
+
+def _hip_to_cuda(job: Job, path: str, line: int) -> tuple:
+    """autocast's "hip" becomes "cuda" (ROCm's device type in torch), where the line holds
+    the literal once; unsafe, as every code edit."""
+    lines = edits.read_lines(job, path) or []
+    text = lines[line - 1].rstrip("\r\n") if 0 < line <= len(lines) else ""
+    new, n = re.subn(r"""(["'])hip\1""", r"\1cuda\1", text)
+    if n != 1:
+        return ()
+    edit = edits.replace_line(job, path, line, new, 'autocast device type "hip" to "cuda"',
+                              unsafe=True)
+    return (edit,) if edit else ()
 
 
 def _keyword_finding(u: Use, kw: str, line: int, sig: dict, version: str, where: str,

@@ -13,7 +13,8 @@ import click
 from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
-from doctor.outputs import check_outputs, expand_output_pattern, refuse_empty, write_output
+from doctor.outputs import (check_outputs, expand_output_pattern, refuse_empty,
+                             write_output, write_stdout)
 from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError
 from doctor.submit import SBATCH_TIMEOUT_S
@@ -47,19 +48,6 @@ def job_inputs(job) -> list:
     settings = (job.settings.path or "").removesuffix("[tool.doctor]")
     return ([c.path for c in job.config_files] + [s.path for s in job.scripts]
             + list(job.caches) + ([settings] if settings else []))
-
-
-def write_stdout(text: str) -> None:
-    """The report on stdout. A reader that went away (`| head -1`) is not an error;
-    a stdout that cannot be written (a full disk) is one line and exit 2."""
-    try:
-        click.echo(text, nl=False)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
-    except OSError as exc:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        raise InputError(f"cannot write to stdout: {exc.strerror}") from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Optional
 
+import click
+
 from doctor.errors import InputError
 
 STREAMS = {"/dev/stdout": 1, "/dev/fd/1": 1, "/proc/self/fd/1": 1,
@@ -233,3 +235,16 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def write_stdout(text: str) -> None:
+    """The report on stdout. A reader that went away (`| head -1`) is not an error;
+    a stdout that cannot be written (a full disk) is one line and exit 2."""
+    try:
+        click.echo(text, nl=False)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise InputError(f"cannot write to stdout: {exc.strerror}") from None

@@ -99,7 +99,7 @@ def _color() -> bool:
 def show_cmd(report_file: str, fmt: str) -> None:
     """Render a saved report: a JSON report (`doctor run --json`) or a job log holding one
     (`doctor sbatch --force`). Exit 0, or 2 when REPORT is not one."""
-    from doctor.cli import write_stdout
+    from doctor.outputs import write_stdout
     from doctor.report import render
     from doctor.report.table_format import render as table
 
@@ -119,7 +119,7 @@ def diff_cmd(old: str, new: str, fmt: str, fail_on: str) -> None:
     """What changed from report OLD to report NEW (each a JSON report or a job log holding
     one): checks, findings, facts, nodes. Exit 0: no check newly fails at or above
     --fail-on; 1: one does; 2: bad input."""
-    from doctor.cli import write_stdout
+    from doctor.outputs import write_stdout
     from doctor.diffing import diff, render
 
     d = diff(load_report(old), load_report(new), fail_on=Severity.parse(fail_on),

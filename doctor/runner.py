@@ -15,11 +15,15 @@ from doctor import __version__
 from doctor.job.context import Job
 from doctor.errors import InputError
 from doctor.model import Finding, Report, Result, Severity, Skip, Status
-from doctor.registry import CheckSpec, all_checks
+from doctor.registry import CheckSpec, all_checks, node_fact
 from doctor.secrets import secret_values
 from doctor.settings import check_option
 
 SMOKE_TAG = "smoke"
+
+# gathered runs (--gather) carry these for every node, so `doctor diff` names the node
+node_fact("packages")(lambda job: job.fact("packages"))
+node_fact("env")(lambda job: job.fact("env"))
 
 
 def select(specs: list, *, only: Iterable[str] = (), skip: Iterable[str] = (),

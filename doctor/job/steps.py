@@ -142,6 +142,9 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
         state.put(EnvValue("SLURM_EXPORT_ENV", export.value, "slurm", batch.rel,
                            export.line, channel="slurm"))
     _slurm_env(state, ctx.counts, batch)
+    if batch is not None and "SLURM_SUBMIT_DIR" not in state.values:
+        # sbatch's working directory, taken as the repo root as everywhere (launch.workdir)
+        state.put(EnvValue("SLURM_SUBMIT_DIR", str(job.repo), "slurm", channel="slurm"))
     steps: list = []
     if batch is not None:
         _walk(batch, state, ctx, steps)

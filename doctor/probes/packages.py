@@ -13,7 +13,6 @@ import sys
 from typing import Optional
 
 from doctor.probes import probe
-from doctor.registry import node_fact
 
 # The variables a training step's behaviour depends on (the rest, SLURM_JOB_ID or PWD,
 # change with every job and explain nothing).
@@ -104,8 +103,3 @@ def script_env(job) -> dict:
         out[script.rel] = {k: v.value for k, v in sorted(step.env.items())
                            if v.source != "login"}
     return out
-
-
-# gathered runs (--gather) carry both for every node, so `doctor diff` names the node
-node_fact("packages")(lambda job: job.fact("packages"))
-node_fact("env")(lambda job: job.fact("env"))
