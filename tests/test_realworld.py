@@ -355,8 +355,9 @@ def test_realworld_no_smoke(name, repos):
 # no edit at all (no edit on a correct file). True findings without an edit: babylm's
 # slurm-gpu-mismatch (no GPU line to edit: which --gpus form the site wants is unknown),
 # olmo's (the CPU count comes from an `srun --cpus-per-task` in scripts/kempner, not a
-# #SBATCH line), and the NCCL_TIMEOUT of juwels and nccl_multinode (ignored by torch;
-# deleting it would hide that the timeout is still unset).
+# #SBATCH line), the NCCL_TIMEOUT of juwels and nccl_multinode (ignored by torch;
+# deleting it would hide that the timeout is still unset), and hydra_oc_env_anchors'
+# DataLoader keys (in an anchor that `<<: *loader` merges into the training loader too).
 FIX_EXPECT: dict = {
     "cotainr_lumi_torchrun": {"run_multigpu_torchrun.sh"},  # hip-alloc-conf export
     "juwels_booster_source": {"run.sbatch"},  # NCCL_ASYNC_ERROR_HANDLING renamed
