@@ -40,8 +40,8 @@ from doctor.scanners.cachescan import scan
 t0 = time.perf_counter()
 res = scan([sys.argv[1]], deadline_s=600, workers=4)
 dt = time.perf_counter() - t0
-assert res.complete and len(res.torch_files) == int(sys.argv[2]), res
-assert all(i.devices == ["cuda:0"] for i in res.torch_files)
+assert res.complete and res.torch_files == len(res.flagged) == int(sys.argv[2]), res
+assert all(i.devices == ["cuda:0"] for i in res.flagged)
 print(json.dumps({"s": dt, "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
                   "torch_imported": "torch" in sys.modules}))
 '''

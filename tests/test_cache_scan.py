@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -114,15 +115,15 @@ def test_slow_filesystem_gives_a_partial_result_not_a_hang(tmp_path, monkeypatch
     for i in range(200):
         (cache / f"{i:04d}.bin").write_bytes(b"x")
     hang = threading.Event()
-    real = cachescan.inspect_file
+    real = cachescan.inspect_path
 
-    def slow_fs(path, **kw):  # a dead NFS server: one read in ten never returns
+    def slow_fs(path, *args):  # a dead NFS server: one read in ten never returns
         if path.endswith("7.bin"):
             hang.wait()
         time.sleep(0.01)
-        return real(path, **kw)
+        return real(path, *args)
 
-    monkeypatch.setattr(cachescan, "inspect_file", slow_fs)
+    monkeypatch.setattr(cachescan, "inspect_path", slow_fs)
     job = _job(tmp_path, [str(cache)], {CUDA: {"timeout_s": 1.0, "workers": 2}})
     t0 = time.monotonic()
     report = run_checks(job, [get(CUDA)])
@@ -142,15 +143,15 @@ def test_the_pool_grows_only_when_files_are_slow(tmp_path, monkeypatch):
     cache.mkdir()
     for i in range(60):
         (cache / f"{i:04d}.bin").write_bytes(b"x")
-    real = cachescan.inspect_file
+    real = cachescan.inspect_path
     threads: set = set()
 
-    def slow_fs(path, **kw):  # 20 ms of network latency per file
+    def slow_fs(path, *args):  # 20 ms of network latency per file
         threads.add(threading.current_thread().name)
         time.sleep(0.02)
-        return real(path, **kw)
+        return real(path, *args)
 
-    monkeypatch.setattr(cachescan, "inspect_file", slow_fs)
+    monkeypatch.setattr(cachescan, "inspect_path", slow_fs)
     res = cachescan.scan([str(cache)], deadline_s=30, workers=4)
     assert res.complete and res.files_scanned == 60
     assert len(threads) >= 2, threads  # I/O-bound: more workers overlap the latency
@@ -282,3 +283,139 @@ def test_report_is_json_serialisable(tmp_path):
     job = _job(tmp_path, [str(tmp_path)])
     doc = run_checks(job, [get(CUDA), get(SHM)]).doc()
     json.dumps(doc)
+
+
+# ---- caches of many files: one read per file, one unpickle per distinct pickle ----------
+SAMPLES = r'''
+import argparse, sys, torch
+out = sys.argv[1]
+torch.save({"x": torch.ones(8), "y": torch.tensor(3)}, f"{out}/cpu_0000.pt")
+torch.save({"x": torch.ones(8), "cfg": argparse.Namespace(a=1)}, f"{out}/uns_0000.pt")
+torch.save({"x": torch.ones(8)}, f"{out}/leg_0000.pt", _use_new_zipfile_serialization=False)
+torch.serialization.register_package(1, lambda obj: "cuda:0", lambda obj, loc: obj)
+torch.save({"x": torch.ones(8), "y": torch.tensor(3)}, f"{out}/gpu_0000.pt")
+'''
+
+
+@pytest.fixture(scope="module")
+def samples(tmp_path_factory) -> dict:
+    """One real torch.save file per kind: cpu, gpu (cuda:0), uns (an unsafe global), leg
+    (the legacy format)."""
+    out = tmp_path_factory.mktemp("samples")
+    subprocess.run([sys.executable, "-c", SAMPLES, str(out)], check=True, timeout=120)
+    return {p.name[:3]: p.read_bytes() for p in out.iterdir()}
+
+
+def _copy(samples: dict, kind: str, directory: Path, i: int) -> Path:
+    """Sample `kind` as torch writes it to directory/<kind>_<i>.pt: the archive's record
+    prefix is the file's name, so each copy's records are named after it."""
+    path = directory / f"{kind}_{i:04d}.pt"
+    path.write_bytes(samples[kind].replace(f"{kind}_0000/".encode(),
+                                           f"{kind}_{i:04d}/".encode()))
+    return path
+
+
+def _missing_record(samples: dict, directory: Path, i: int) -> Path:
+    """A cpu sample whose pickle is the uniform one but whose archive lacks data/1."""
+    path = _copy(samples, "cpu", directory, i)
+    path.write_bytes(path.read_bytes().replace(b"/data/1", b"/data/9"))
+    return path
+
+
+def _uniform_cache(samples: dict, root: Path, dirs: int, per_dir: int) -> dict:
+    """dirs x per_dir uniform cpu samples, plus one odd file of each kind among them."""
+    for d in range(dirs):
+        (root / f"d{d}").mkdir(parents=True)
+        for i in range(per_dir):
+            _copy(samples, "cpu", root / f"d{d}", d * per_dir + i)
+    odd = {"gpu": _copy(samples, "gpu", root / "d0", 7),
+           "uns": _copy(samples, "uns", root / f"d{dirs - 1}", 8),
+           "missing": _missing_record(samples, root / f"d{dirs // 2}", dirs * per_dir)}
+    return {k: str(v) for k, v in odd.items()}
+
+
+def _answer(info) -> tuple:
+    return None if info is None else (info.format, info.locations, info.unsafe_globals,
+                                      info.problem)
+
+
+@needs_torch
+def test_inspect_path_answers_as_inspect_file_and_unpickles_once(samples, tmp_path,
+                                                                   monkeypatch):
+    from doctor.scanners.torchsave import inspect_file
+    files = [_copy(samples, kind, tmp_path, 1) for kind in ("cpu", "gpu", "uns", "leg")]
+    files.append(_missing_record(samples, tmp_path, 2))
+    (tmp_path / "cut.pt").write_bytes(samples["cpu"][: len(samples["cpu"]) // 2])
+    (tmp_path / "other.bin").write_bytes(b"not a torch file")
+    (tmp_path / "empty.pt").write_bytes(b"")
+    files += [tmp_path / "cut.pt", tmp_path / "other.bin", tmp_path / "empty.pt"]
+    calls = []
+    real = cachescan._unpickle
+    monkeypatch.setattr(cachescan, "_unpickle", lambda data: calls.append(1) or real(data))
+    memo: dict = {}
+    for path in files:
+        want = inspect_file(path)
+        for _ in range(2):   # the second answer comes from the memo
+            got = cachescan.inspect_path(str(path), 64 * 1024 * 1024, memo)
+            if got is cachescan._CLEAN:
+                assert want is not None and not cachescan._reportable(want), path
+            else:
+                assert _answer(got) == _answer(want), path
+    assert "tensor record(s) missing" in inspect_file(files[4]).problem
+    # cpu and the missing-record copy share one pickle; gpu and uns have their own
+    assert len(calls) == 3, len(calls)
+
+
+@needs_torch
+def test_odd_files_among_many_uniform_ones_are_found(samples, tmp_path):
+    cache = tmp_path / "cache"
+    odd = _uniform_cache(samples, cache, dirs=4, per_dir=150)
+    code, doc = run_json("--only", CUDA, "--cache", str(cache), "--repo", str(tmp_path))
+    assert code == 1
+    res = result_of(doc, CUDA)
+    found = {f["data"]["path"]: f for f in res["findings"]}
+    assert set(found) == set(odd.values()), sorted(found)
+    assert found[odd["gpu"]]["data"]["devices"] == ["cuda:0"]
+    assert found[odd["gpu"]]["severity"] == "error"
+    assert found[odd["uns"]]["data"]["unsafe_globals"] == ["argparse.Namespace"]
+    assert "1 tensor record(s) missing" in found[odd["missing"]]["message"]
+    fact = doc["facts"]["cache_scan"]
+    assert fact["files_scanned"] == fact["torch_files"] == 603 and fact["complete"]
+    assert "processes" in fact
+
+
+@needs_torch
+def test_worker_processes_share_the_scan_and_are_reaped(samples, tmp_path, monkeypatch):
+    import psutil
+    cache = tmp_path / "cache"
+    odd = _uniform_cache(samples, cache, dirs=4, per_dir=250)
+    # Files count as fast from the first tick, and this process's own worker is slow
+    # (2 ms a file): the worker processes, started at once, take chunks from it.
+    monkeypatch.setattr(cachescan, "GROW_S", 0.001)
+    monkeypatch.setattr(cachescan, "SLOW_FILES_PER_S", 0)
+    real = cachescan._inspect
+    here = []
+
+    def slow_here(*args):
+        here.append(1)
+        time.sleep(0.002)
+        return real(*args)
+
+    monkeypatch.setattr(cachescan, "_inspect", slow_here)
+    res = cachescan.scan([str(cache)], deadline_s=60, workers=2)
+    assert res.complete and res.files_scanned == res.torch_files == 1003
+    assert res.processes >= 1 and len(here) < 1003, (res.processes, len(here))
+    assert {i.path for i in res.flagged} == set(odd.values())
+    assert [i.devices for i in res.flagged if i.path == odd["gpu"]] == [["cuda:0"]]
+    assert psutil.Process().children() == []
+    # stopped by its deadline while the processes work: they are killed and reaped too
+    res = cachescan.scan([str(cache)], deadline_s=0.03, workers=2)   # < a Python start
+    assert not res.complete and res.files_scanned < 1003 and res.processes >= 1
+    assert psutil.Process().children() == []
+    # a worker process that dies (here: at once) leaves its chunks to its thread
+    monkeypatch.setattr(cachescan, "_inspect", real)
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))
+    res = cachescan.scan([str(cache)], deadline_s=60, workers=2)
+    assert res.complete and res.files_scanned == 1003 and res.processes >= 1
+    assert {i.path for i in res.flagged} == set(odd.values())
+    assert psutil.Process().children() == []
