@@ -32,6 +32,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
+from doctor.proc import NO_CWD_IMPORTS
 from doctor.scanners.torchsave import (NotRegularFile, PickleRefused,
                                        WEIGHTS_ONLY_SAFE_GLOBALS, TorchSaveInfo, _checked,
                                        _pickle_problem, _Recorder, _ScanUnpickler,
@@ -333,8 +334,8 @@ def _work_in_process(inq: "queue.Queue", outq: "queue.Queue", stop: threading.Ev
         p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p))
     try:
         child = subprocess.Popen(
-            [sys.executable, "-c", "from doctor.scanners.cachescan import serve; "
-             f"serve({int(max_pickle_bytes)})"], stdin=subprocess.PIPE,
+            [sys.executable, "-c", NO_CWD_IMPORTS + "from doctor.scanners.cachescan import "
+             f"serve; serve({int(max_pickle_bytes)})"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
     except OSError:
         return _work(inq, outq, stop, max_pickle_bytes, memo)
