@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,11 +11,13 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.ranks import rank_conditional, same_on_every_rank
-from doctor.job.sources import dotted, python_trees
+from doctor.job.sources import dotted, python_texts, source_path, tree_of, trees_mentioning
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
 PREFIXES = ("all_gather", "reduce")   # all_gather*, reduce* (reduce_scatter, ...)
+# Every collective's name contains one of these (the byte pre-filter of the sources).
+WORDS = (b"barrier", b"reduce", b"broadcast", b"gather", b"scatter")
 DIST = "torch.distributed"
 RANK_ZERO_DECORATORS = ("rank_zero_only",)
 JUMPS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
@@ -124,7 +127,7 @@ class Repo:
         self.modules: list = []
         self.by_name: dict = {}
         self.sources: dict = {}
-        for path, tree in python_trees(job):
+        for path, tree in _candidates(job):
             rel = job.rel(path)
             names = module_names(rel) or [rel]
             mod = Module(rel, tree, names[0])
@@ -229,6 +232,35 @@ class Repo:
             if re.match(r"\s*finally\s*:", lines[n - 1]):
                 return n
         return first_stmt.lineno
+
+
+def _candidates(job: Job) -> list:
+    """[(path, AST)] of the modules where a place can be, in the repo's order: the byte
+    pre-filter. A collective call names its collective in the module's text (`dist.x()`,
+    or the `from torch.distributed import x as y` that made its local name), and every
+    collective name contains one of WORDS; a place elsewhere calls, one level deep, a
+    repo function that makes one, and names that function (the call, or the import that
+    made its local name). So: the modules that mention a collective word, the modules
+    that mention a function or method of theirs that calls a collective, and the entry
+    modules (their imports order the findings)."""
+    direct = trees_mentioning(job, *WORDS)
+    names: set = set()
+    for path, tree in direct:
+        rel = job.rel(path)
+        mod = Module(rel, tree, (module_names(rel) or [rel])[0])
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(n, ast.Call) and mod.collective(n) for n in ast.walk(node)):
+                names.add(node.name.encode())
+    keep = {os.path.normpath(p) for p, _ in direct}
+    callers = trees_mentioning(job, *sorted(names)) if names else []
+    keep |= {os.path.normpath(p) for p, _ in callers}
+    for step in job.all_steps():
+        entry = job.entry_file(step)
+        src = source_path(job, entry) if entry is not None else None
+        keep |= {os.path.normpath(src)} if src is not None else set()
+    return [(p, t) for p, _ in python_texts(job) if os.path.normpath(p) in keep
+            and (t := tree_of(job, p)) is not None]
 
 
 def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[tuple]:
@@ -489,12 +521,12 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
     `init_process_group`, so that a collective that is stuck anyway ends the job.
     """
     repo = Repo(job)
-    if not repo.modules:
+    if not python_texts(job):
         raise Skip("the repo has no Python sources that parse")
     if not any(isinstance(n, ast.Call) and m.collective(n)
                for m in repo.modules for n in ast.walk(m.tree)):
         raise Skip(f"no torch.distributed collective in the repo's Python "
-                   f"({len(repo.modules)} file(s) read)")
+                   f"({len(python_texts(job))} file(s) read)")
     order = _entry_order(job, repo)
     places = [p for m in repo.modules for p in Scan(repo, m).run()]
     seen: set = set()

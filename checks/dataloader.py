@@ -373,7 +373,7 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
                    "DataLoader(...) call in the code")
     raw_version = job.torch_version
     version = parse_version(raw_version)
-    code_pgs = [p for p in runs[0][2].pg_inits if p.timeout is not None] if runs else []
+    code_pgs = _code_pg_candidates(runs[0][2].pg_inits) if runs else []
     pg_by_config: dict = {}  # a config's process-group timeouts, read once for its specs
     notes: list = []
     for spec in specs:
@@ -383,7 +383,7 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
         pg = _pg_conflict(spec, pg_by_config[spec.config.rel])
         pg_links: list = []
         if pg is None:   # then the code's init_process_group, whose run the doctor cannot tie
-            pg = _pg_conflict(spec, _code_pg_candidates(code_pgs))
+            pg = _pg_conflict(spec, code_pgs)
             pg_links = [f"the job runs the init_process_group ({pg.keys[1]}, line "
                         f"{pg.extra['pg_line']}) with this config"] if pg else []
         if pg:
@@ -402,10 +402,16 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
                            spec.config.rel, links + through,
                            () if links + through else _config_edits(job, spec, c))
     seen: set = set()
+    noted = set(notes)
+    judged: set = set()   # scripts with the same environment share one CodeSettings
     for script, env, code in runs:
+        if id(code) in judged:
+            continue   # each of its calls was judged, and reported, under an earlier script
+        judged.add(id(code))
+        pgs = _code_pg_candidates(code.pg_inits)
         for call in code.loaders:
             cspec = code_spec(call)
-            for c, links in _code_conflicts(cspec, version, code.pg_inits):
+            for c, links in _code_conflicts(cspec, version, code.pg_inits, pgs):
                 if (call.file, call.line, c.rule) in seen:
                     continue   # the same call judged under another script's environment
                 seen.add((call.file, call.line, c.rule))
@@ -414,7 +420,10 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
                 if script is not None:
                     extra["script"] = script.rel
                 yield _finding(cspec, c, raw_version, version, extra, call.file, links)
-            notes += [n for n in cspec.notes if n not in notes]
+            for n in cspec.notes:
+                if n not in noted:
+                    noted.add(n)
+                    notes.append(n)
     if notes:
         job.record_fact("dataloader_unchecked", notes)
 
@@ -503,15 +512,17 @@ def _code_runs(job: Job) -> list:
     return out
 
 
-def _code_conflicts(spec: CodeSpec, version: Optional[tuple], pg_inits: tuple) -> list:
-    """[(Conflict, the links the doctor could not see)] for one call."""
+def _code_conflicts(spec: CodeSpec, version: Optional[tuple], pg_inits: tuple,
+                    candidates: list) -> list:
+    """[(Conflict, the links the doctor could not see)] for one call; `candidates`:
+    _code_pg_candidates(pg_inits), made once for all the calls."""
     out = []
     for c in conflicts(spec, version):
         links = [x for k in c.keys for x in spec.links.get(k, [])]
         out.append((c, links + spec.links.get("partial", [])))
-    explicit = [p for p in pg_inits if p.timeout is not None]
-    pg = _pg_conflict(spec, _code_pg_candidates(explicit))
+    pg = _pg_conflict(spec, candidates)
     if pg:
+        explicit = [p for p in pg_inits if p.timeout is not None]
         chosen = next(p for p in explicit if p.seconds == pg.extra["pg_timeout_s"] and
                       p.line == pg.extra["pg_line"])
         links = list(spec.links.get("timeout", []))
@@ -524,10 +535,10 @@ def _code_conflicts(spec: CodeSpec, version: Optional[tuple], pg_inits: tuple) -
     return out
 
 
-def _code_pg_candidates(pgs: list) -> list:
+def _code_pg_candidates(pgs: tuple) -> list:
     """The code's explicit init_process_group timeouts as `_pg_conflict` candidates."""
     return [(p.seconds, "timeout", f"init_process_group timeout in {p.file}", p.line, 0)
-            for p in pgs if p.seconds]
+            for p in pgs if p.timeout is not None and p.seconds]
 
 
 def _origins(spec: CodeSpec, keys: list, env: Any) -> dict:

@@ -10,7 +10,7 @@ from typing import Iterator, Optional
 from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
-from doctor.job.sources import python_trees
+from doctor.job.sources import source_path, tree_of, trees_mentioning
 
 CHECK_ID = "exit-masks-errors"
 ALLOW = re.compile(r"#\s*doctor:\s*allow\s+" + CHECK_ID + r"\b\s*(.*)")
@@ -68,14 +68,13 @@ def is_main_block(st: ast.stmt) -> bool:
 def launched_modules(job: Job) -> list:
     """The entry module of each launched training step (no job script: every module with
     a `__main__` block), then the repo modules each one imports (one level)."""
-    trees = {fs.realpath(p): (p, t) for p, t in python_trees(job)}
-
     def module(path: Path) -> Optional[Module]:
-        hit = trees.get(fs.realpath(path))
-        if hit is None:
+        src = source_path(job, path)   # a repo source (git's view), parsed once per run
+        tree = tree_of(job, src) if src is not None else None
+        if src is None or not isinstance(tree, ast.Module):
             return None
-        text = hit[0].read_text(errors="replace").splitlines()
-        return Module(hit[0], job.rel(hit[0]), hit[1], text)
+        text = src.read_text(errors="replace").splitlines()
+        return Module(src, job.rel(src), tree, text)
 
     entries: dict = {}
     runs = []
@@ -90,7 +89,7 @@ def launched_modules(job: Job) -> list:
         raise Skip("no job script's training step runs a Python module of the repo "
                    f"({'; '.join(runs[:3])}{'; …' if len(runs) > 3 else ''})")
     if not job.scripts:
-        for path, tree in python_trees(job):
+        for path, tree in trees_mentioning(job, b"__main__"):
             if any(is_main_block(st) for st in tree.body):
                 mod = module(path)
                 assert mod is not None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Iterator
+from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
 from doctor.job.context import Job
@@ -197,7 +197,9 @@ def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 *
     repo = repo_for(job)
     # A tracked file counts at its size in git or, when modified, in the work tree
     # (about to be committed) -- except under LFS, where git only stores a pointer.
-    sized = [(b, max(b.size, _worktree_size(job, b.path))) for b in repo.index()]
+    changed = _changed(repo)
+    sized = [(b, max(b.size, _worktree_size(job, b.path))
+              if changed is None or b.path in changed else b.size) for b in repo.index()]
     lfs = repo.lfs_paths(repo.prefix + b.path for b, size in sized if size > warn_bytes)
     index = [b if repo.prefix + b.path in lfs else Blob(b.path, b.oid, size, "index")
              for b, size in sized]
@@ -209,9 +211,17 @@ def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 *
         yield _large_finding(repo, b, error_bytes)
 
 
+def _changed(repo: GitRepo) -> Optional[set]:
+    """The tracked paths whose work-tree file may differ from the index (git compares
+    their stat data, in C; a file it cannot vouch for is listed): only those can be
+    larger than their blob. None: git could not say, so every file is looked at."""
+    res = repo.git("diff-files", "--name-only", "-z", "--relative")
+    return set(res.stdout.split("\0")) if res.returncode == 0 else None
+
+
 def _worktree_size(job: Job, path: str) -> int:
     try:
-        st = os.lstat(job.repo / path)
+        st = os.lstat(os.path.join(job.repo, path))
     except OSError:
         return 0
     return st.st_size if (st.st_mode & 0o170000) == 0o100000 else 0

@@ -6,12 +6,12 @@ import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
 from doctor import fs
 from doctor.job.context import Job
-from doctor.job.sources import python_trees
+from doctor.job.sources import python_trees, trees_mentioning
 from doctor.job.stepconfigs import plain_hydra, step_configs
 from doctor.scanners.git import GitRepo, checked, repo_for
 
@@ -122,8 +122,10 @@ def _import_needs(job: Job) -> list:
             cache[key] = _with_names(base, parts, names)
         return cache[key]
 
-    out = []
-    for path, tree in python_trees(job):
+    names = _ignored_names(job)
+    out: list = []
+    for path, tree in python_trees(job) if names is None else \
+            trees_mentioning(job, *sorted(names)) if names else []:
         rel = job.rel(path)
         guarded = _guarded_lines(tree)
         for node in ast.walk(tree):
@@ -139,6 +141,26 @@ def _import_needs(job: Job) -> list:
                 out += _absolute(job, resolve, roots, path, node.module,
                                  [a.name for a in node.names], by)
     return out
+
+
+def _ignored_names(job: Job) -> Optional[set]:
+    """The byte pre-filter of the imports (None: read them all). Only an ignored file that
+    git does not track can be hidden, and an import that runs it names its module, or the
+    package directory it stands in, word for word: so only the sources that mention the
+    name of an ignored untracked .py file (its stem; the directory's name for an
+    __init__.py) or of an ignored untracked directory are parsed."""
+    res = job.git("ls-files", "-z", "--others", "--ignored", "--exclude-standard",
+                  "--directory")
+    if res.returncode != 0:
+        return None
+    names = set()
+    for entry in filter(None, res.stdout.split("\0")):
+        path = Path(entry)
+        if entry.endswith("/"):
+            names.add(path.name)
+        elif path.suffix == ".py":
+            names.add(path.parent.name if path.name == "__init__.py" else path.stem)
+    return {os.fsencode(n) for n in names if n}
 
 
 def _guarded_lines(tree: ast.AST) -> set:

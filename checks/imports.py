@@ -16,7 +16,7 @@ from doctor.job.env import followed_env
 from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.pylookup import LOOKUP_CHILD as _CHILD
 from doctor.job.shell import command_argv
-from doctor.job.sources import python_trees
+from doctor.job.sources import trees_mentioning
 from doctor.proc import run_cmd
 
 
@@ -50,7 +50,8 @@ def repo_packages(job: Job) -> dict:
 def imported_modules(job: Job, tops: set) -> dict:
     """Dotted module name → (file, line) of its first absolute import in the repo."""
     found: dict = {}
-    for path, tree in python_trees(job):
+    # an absolute import of a package names it: only the files that mention one
+    for path, tree in trees_mentioning(job, *(t.encode() for t in sorted(tops))):
         for node in ast.walk(tree):
             names = []
             if isinstance(node, ast.Import):

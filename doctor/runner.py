@@ -150,10 +150,11 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
             box: dict = {}
             t = threading.Thread(target=lambda s=spec, b=box: b.setdefault("r", run_one(s, job)),
                                  name=f"check:{spec.id}", daemon=True)
-            threads[spec.id] = (t, box, spec.timeout_for(job), time.monotonic())
+            threads[spec.id] = (t, box, spec.timeout_for(job), time.monotonic(),
+                                job.busy_seconds())
             t.start()
-        for check_id, (t, box, timeout, begun) in threads.items():
-            _join(t, job, begun, timeout)
+        for check_id, (t, box, timeout, begun, busy) in threads.items():
+            _join(t, job, begun, timeout, busy)
             if "r" in box:
                 results[check_id] = box["r"]
             else:
@@ -189,12 +190,14 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
     return report
 
 
-def _join(t: threading.Thread, job: Job, begun: float, timeout: float) -> None:
-    """Wait for a check until its deadline, which is for hangs: the time it spends in the
-    job's shared work (a 1M-line script's steps, a 100k-file repo's sources, read once
-    for every check) moves its deadline on by as much."""
+def _join(t: threading.Thread, job: Job, begun: float, timeout: float, busy: float) -> None:
+    """Wait for a check until its deadline, which is for hangs: the time the job's shared
+    work (a 1M-line script's steps, a 100k-file repo's sources, read once for every
+    check) runs in any thread after the check began moves its deadline on by as much.
+    The check may be waiting for it, and its own code runs more slowly meanwhile, since
+    the threads share one interpreter lock: a large repo is not a hang."""
     while t.is_alive():
-        left = begun + timeout + job.shared_seconds(t.ident) - time.monotonic()
+        left = begun + timeout + job.busy_seconds() - busy - time.monotonic()
         if left <= 0:
             return
         t.join(min(left, 0.5))

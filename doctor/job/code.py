@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-from doctor.job.sources import dotted, tree_of, trees_mentioning
+from doctor.job.sources import dotted, python_texts, tree_of, trees_mentioning
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -169,8 +169,18 @@ def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
 def _scan_repo(job: Any, env: dict) -> CodeSettings:
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
+    texts = job.memo("python_text_by_path", lambda: dict(python_texts(job)))
+    scans = job.memo("code_scans", dict)
     for path, tree in trees_mentioning(job, *MENTIONS):
-        found = _Module(tree, job.rel(path), env).scan()
+        # a module's reading depends only on the variables it names: scripts whose
+        # environments differ elsewhere share it
+        text = texts.get(path)
+        used = tuple((k, v) for k, v in sorted(env.items())
+                     if text is None or k.encode() in text)
+        key = (str(path), used)
+        found = scans.get(key)
+        if found is None:
+            found = scans.setdefault(key, _Module(tree, job.rel(path), env).scan())
         for k in parts:
             parts[k] += found[k]
         reads |= found["env_reads"]

@@ -145,9 +145,11 @@ def _load_all(text: str, path: Path, loader_cls: type) -> list:
     loader = loader_cls(text)
     try:
         docs = []
+        anchors = "&" in text   # no anchor, no alias: nothing can expand
         while loader.check_node():
             node = loader.get_node()
-            _check_expansion(node, path)
+            if anchors:
+                _check_expansion(node, path)
             docs.append(loader.construct_document(node))
         return docs
     finally:

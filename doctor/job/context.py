@@ -74,7 +74,9 @@ class Job:
         self._locks: dict = {}
         self._lock = threading.Lock()
         self._memo: dict = {}
+        self._real_dirs: dict = {}  # directory → its realpath (rel)
         self._shared: dict = {}  # thread id -> _SharedClock
+        self._busy = _BusyClock()  # while any thread computes shared work
         self._cleanups: list = []
         # the files as written; `configs` is what the job's steps read of them
         self.config_files: list = [self._load_config(p) for p in self._config_paths(configs)]
@@ -111,11 +113,28 @@ class Job:
 
     def rel(self, path: Any) -> str:
         """A path relative to the repo when inside it, else absolute."""
-        p = Path(path)
-        try:
-            return str(Path(fs.realpath(p)).relative_to(self.repo))
-        except ValueError:
-            return str(p)
+        p = os.fspath(path)
+        real = self._realpath(p)
+        top = str(self.repo)
+        if real == top:
+            return "."
+        if real.startswith(top.rstrip("/") + "/"):
+            return real[len(top.rstrip("/")) + 1:]
+        return str(Path(p))
+
+    def _realpath(self, p: str) -> str:
+        """fs.realpath, with each directory resolved once per run (a 100k-file repo has
+        a few thousand directories): only the file itself may still be a link."""
+        head, name = os.path.split(p)
+        if not os.path.isabs(p) or name in ("", ".", "..") or os.path.islink(p):
+            return fs.realpath(p)
+        with self._lock:
+            real_head = self._real_dirs.get(head)
+        if real_head is None:
+            real_head = fs.realpath(head)
+            with self._lock:
+                self._real_dirs[head] = real_head
+        return os.path.join(real_head, name)
 
     def _config_paths(self, explicit: Iterable) -> list:
         paths = [self._path(p) for p in explicit]  # each is read (or refused) by _load_config
@@ -141,10 +160,13 @@ class Job:
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None) -> list:
         """Files of the repo (git's view when it is a repo, else a pruned walk)."""
-        wanted_names = set(names or ())
-        return [p for p in self.memo("repo_files", self._list_repo_files)
-                if (suffixes is None or p.suffix in suffixes or p.name in wanted_names)
-                and fs.is_file(p, self.unreadable)]
+        files = self.memo("repo_files", lambda: [p for p in self._list_repo_files()
+                                                 if fs.is_file(p, self.unreadable)])
+        if suffixes is None:
+            return list(files)
+        wanted = (frozenset(suffixes), frozenset(names or ()))
+        return list(self.memo(("repo_files", wanted), lambda: [
+            p for p in files if p.suffix in wanted[0] or p.name in wanted[1]]))
 
     def _list_repo_files(self) -> list:
         res = run_git(str(self.repo), "ls-files", "-z", "--cached", "--others",
@@ -185,7 +207,7 @@ class Job:
         """Derived data several checks share (the file list, parsed sources), computed
         once per run; unlike facts, it is not part of the report. The time a check spends
         here (computing, or waiting for the thread that computes) is not charged to its
-        deadline: reading a big repo once is not a hang (see shared_seconds)."""
+        deadline: reading a big repo once is not a hang (see busy_seconds)."""
         try:
             return self._memo[key]  # computed already (a dict read is atomic)
         except KeyError:
@@ -196,13 +218,13 @@ class Job:
     def _clock(self) -> "_SharedClock":
         ident = threading.get_ident()
         with self._lock:
-            return self._shared.setdefault(ident, _SharedClock())
+            return self._shared.setdefault(ident, _SharedClock(self._busy))
 
-    def shared_seconds(self, thread_id: Optional[int]) -> float:
-        """Seconds the thread has spent in shared work (memo), up to now."""
-        with self._lock:
-            clock = self._shared.get(thread_id)
-        return clock.seconds() if clock else 0.0
+    def busy_seconds(self) -> float:
+        """Seconds, up to now, during which some thread was in shared work (memo). The
+        checks' own code shares one interpreter lock with that work, so while it runs,
+        however few seconds a check's own work needs, they pass more slowly."""
+        return self._busy.seconds()
 
     def memoized(self, key: Any) -> Any:
         """What `memo(key, ...)` already computed, or None (computes nothing)."""
@@ -392,27 +414,57 @@ def _unique(paths: Iterable) -> list:
     return out
 
 
-class _SharedClock:
-    """One thread's time inside `Job.memo`, less the probes it waited for there."""
+class _BusyClock:
+    """The time during which at least one thread is inside `Job.memo`."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inside = 0
         self.total = 0.0
         self.since: Optional[float] = None
-        self.depth = 0
+
+    def enter(self) -> None:
+        with self.lock:
+            self.inside += 1
+            if self.inside == 1:
+                self.since = time.monotonic()
+
+    def leave(self) -> None:
+        with self.lock:
+            self.inside -= 1
+            if self.inside == 0 and self.since is not None:
+                self.total += time.monotonic() - self.since
+                self.since = None
 
     def seconds(self) -> float:
-        since = self.since
-        return self.total + (time.monotonic() - since if since is not None else 0.0)
+        with self.lock:
+            since = self.since
+            return self.total + (time.monotonic() - since if since is not None else 0.0)
+
+
+class _SharedClock:
+    """Whether one thread is inside `Job.memo` (less the probes it waits for there), for
+    the job's _BusyClock."""
+
+    def __init__(self, busy: _BusyClock) -> None:
+        self.since: Optional[float] = None
+        self.depth = 0
+        self.busy = busy
+
+    def _start(self) -> None:
+        if self.since is None:   # (a fact asked inside a probe's pause: running already)
+            self.since = time.monotonic()
+            self.busy.enter()
 
     def _stop(self) -> None:
         if self.since is not None:
-            self.total += time.monotonic() - self.since
             self.since = None
+            self.busy.leave()
 
     @contextmanager
     def running(self) -> Iterator[None]:
         if self.depth == 0:
-            self.since = time.monotonic()
+            self._start()
         self.depth += 1
         try:
             yield
@@ -428,4 +480,4 @@ class _SharedClock:
             yield
         finally:
             if self.depth > 0:
-                self.since = time.monotonic()
+                self._start()

@@ -72,7 +72,7 @@ class _Default:
 
 
 def compose(config_dir: Union[str, Path], config_name: str, overrides: List[Override],
-            origin: Optional[Origin] = None) -> Composition:
+            origin: Optional[Origin] = None, loaded: Optional[dict] = None) -> Composition:
     """What `hydra.compose(config_name, overrides)` returns for configs in `config_dir`.
 
     Follows the defaults lists (`- group: option`, `- group/option`, `_self_`,
@@ -80,13 +80,18 @@ def compose(config_dir: Union[str, Path], config_name: str, overrides: List[Over
     `# @package` headers) and `group=option`, `+group=option`, `~group`, then
     the value overrides. A missing option, an interpolated choice or an
     override Hydra would refuse is described in `notes`, not guessed.
+
+    `loaded`: real path → the file's YAML as load_yaml_text returned it, shared by the
+    compositions of one run (read, never changed: the result is built of copies).
     """
-    return _Composer(Path(config_dir), origin).run(config_name, overrides)
+    return _Composer(Path(config_dir), origin, loaded).run(config_name, overrides)
 
 
 class _Composer:
-    def __init__(self, root: Path, origin: Optional[Origin]) -> None:
+    def __init__(self, root: Path, origin: Optional[Origin],
+                 loaded: Optional[dict] = None) -> None:
         self.root, self.origin = root, origin
+        self.loaded = {} if loaded is None else loaded
         self.result = Composition(_new_dict())
         self.choices: dict = {}       # override key -> option, from the command line first
         self.from_cli: set = set()
@@ -221,7 +226,9 @@ class _Composer:
                 self.note(f"Hydra refuses to run: {path} does not exist")
             return None
         try:
-            data = load_yaml_text(path, "Hydra config")
+            key = fs.realpath(path)
+            data = self.loaded[key] if key in self.loaded else \
+                self.loaded.setdefault(key, load_yaml_text(path, "Hydra config"))
             header = _package_header(path.read_text(encoding="utf-8", errors="replace"))
         except InputError as exc:
             self.note(str(exc))

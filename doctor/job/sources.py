@@ -1,69 +1,129 @@
-"""The repo's Python sources, parsed once per run (never imported)."""
+"""The repo's Python sources, read once and parsed at most once per run (never imported).
+
+Every reader shares one byte read of each file (`python_texts`) and one parse of each
+file (the per-file tree cache). A reader that only cares about some names asks
+`trees_mentioning`: a byte search over the texts first, so in a 100k-file monorepo
+only the few files that name (say) `wandb` are parsed at all.
+"""
 from __future__ import annotations
 
 import ast
 import os
+import re
+import stat
 from pathlib import Path
 from typing import Optional
 
 from doctor import fs
 
 MAX_SOURCE_BYTES = 1_000_000
+# non-blocking: a source swapped for a FIFO never hangs the open
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 def python_sources(job) -> list:
     """The repo's .py files (git's view), skipping huge generated ones."""
-    return [p for p in job.repo_files({".py"})
-            if (st := fs.stat(p, job.unreadable)) and st.st_size <= MAX_SOURCE_BYTES]
+    return [p for p, _ in python_texts(job)]
 
 
-def _parse(path: Path, log: fs.Log = None) -> Optional[ast.AST]:
-    source = fs.read_bytes(path, log)
-    if source is None:
+def python_texts(job) -> list:
+    """[(path, bytes)] of the repo's .py files that read (git's view, none over
+    MAX_SOURCE_BYTES), each read once per run."""
+    def read_all() -> list:
+        return [(p, text) for p in job.repo_files({".py"})
+                if (text := _read_source(p, job.unreadable)) is not None]
+    return job.memo("python_texts", read_all)
+
+
+def _read_source(path: Path, log: fs.Log) -> Optional[bytes]:
+    """A regular file's bytes, None when over MAX_SOURCE_BYTES or unreadable (noted):
+    fs.read_bytes with one open, one fstat and one read, for 100k files."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if log is not None:
+            log.note(path, exc)
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+            return None
+        data = os.read(fd, st.st_size + 1)
+        if len(data) <= st.st_size:
+            return data
+        parts = [data]   # it grew since the fstat: the rest
+        while parts[-1]:
+            parts.append(os.read(fd, 65536))
+        return b"".join(parts)
+    except OSError as exc:
+        if log is not None:
+            log.note(path, exc)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _parse_text(source: bytes, path: Path) -> Optional[ast.AST]:
     try:
         return ast.parse(source, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
         return None
 
 
+def _tree_cache(job) -> dict:
+    """normalized path → AST or None (does not parse), shared by every reader."""
+    return job.memo("python_tree_cache", dict)
+
+
+def _tree(job, path: Path, text: Optional[bytes]) -> Optional[ast.AST]:
+    """One file's AST from the run's cache, parsed (from `text`, else read) on first use."""
+    cache = _tree_cache(job)
+    key = os.path.normpath(path)
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    if text is None:
+        text = fs.read_bytes(path, job.unreadable)
+    tree = _parse_text(text, path) if text is not None else None
+    return cache.setdefault(key, tree)
+
+
 def python_trees(job) -> list:
-    """[(path, AST)] of the repo's Python sources that parse (never imports them).
-    Parsed once per run, whichever check asks first: several checks read the code."""
+    """[(path, AST)] of every repo Python source that parses. Parsed once per run, and
+    the costliest read in a large repo: prefer trees_mentioning where a check looks for
+    particular names."""
     def parse_all() -> list:
-        return [(p, t) for p in python_sources(job) if (t := _parse(p, job.unreadable)) is not None]
+        return [(p, t) for p, text in python_texts(job)
+                if (t := _tree(job, p, text)) is not None]
     return job.memo("python_trees", parse_all)
 
 
 def tree_of(job, path: Path) -> Optional[ast.AST]:
-    """One file's AST: from the run's parse of the whole repo when a check already made it,
-    else that file alone (a check that needs one entry module does not pay for all)."""
-    path = Path(os.path.normpath(path))
-    trees = job.memoized("python_trees")
-    if trees is not None:
-        return next((t for p, t in trees if Path(os.path.normpath(p)) == path), None)
-    return job.memo(("python_tree", str(path)), lambda: _parse(path, job.unreadable))
+    """One file's AST (a check that needs one entry module does not pay for all)."""
+    return _tree(job, Path(path), None)
 
 
 def trees_mentioning(job, *needles: bytes) -> list:
     """[(path, AST)] of the sources whose text contains one of `needles`: a byte search
     first, so a reader that only cares about (say) `wandb` neither parses nor walks the
-    rest of a large repo (the parse is shared when the whole repo was parsed anyway)."""
+    rest of a large repo (each file is parsed once, whichever reader asks first)."""
     def find() -> list:
-        parsed = job.memoized("python_trees")
-        by_path = {os.path.normpath(p): t for p, t in parsed} if parsed is not None else None
-        out = []
-        for p in python_sources(job):
-            text = fs.read_bytes(p, job.unreadable)
-            if text is None:
-                continue
-            if not any(n in text for n in needles):
-                continue
-            t = by_path.get(os.path.normpath(p)) if by_path is not None else tree_of(job, p)
-            if t is not None:
-                out.append((p, t))
-        return out
+        if not needles:
+            return []
+        mentions = re.compile(b"|".join(re.escape(n) for n in needles)).search
+        return [(p, t) for p, text in python_texts(job) if mentions(text)
+                and (t := _tree(job, p, text)) is not None]
     return job.memo(("trees_mentioning", needles), find)
+
+
+def source_path(job, path: Path) -> Optional[Path]:
+    """`path` as python_sources lists it (the same file, by its place in the repo), or
+    None when it is not one of the repo's sources."""
+    names = job.memo("python_source_names",
+                     lambda: {os.path.normpath(p): p for p in python_sources(job)})
+    hit = names.get(os.path.normpath(path))   # the repo's files are listed at their real place
+    return hit if hit is not None else names.get(os.path.join(job.repo, job.rel(path)))
 
 
 def dotted(node: ast.AST) -> str:

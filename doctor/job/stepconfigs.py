@@ -147,7 +147,7 @@ def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs,
     if not fs.is_file(file, job.unreadable):
         return
     try:
-        comp = compose(config_dir, name, [], origin=origin)
+        comp = compose(config_dir, name, [], origin=origin, loaded=_loaded(job))
     except (InputError, OSError, RecursionError):
         return
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
@@ -164,7 +164,7 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
         return
     overrides = [o for o in parsed.overrides if o.tool == "hydra"]
     try:
-        comp = compose(config_dir, name, overrides, origin=origin)
+        comp = compose(config_dir, name, overrides, origin=origin, loaded=_loaded(job))
     except (InputError, OSError, RecursionError) as exc:
         out.notes.append(f"{step.where}: Hydra config {job.rel(file)} not composed ({exc})")
         return
@@ -172,6 +172,12 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
+
+
+def _loaded(job: Any) -> dict:
+    """The YAML files the run's Hydra compositions read, each loaded once: the training
+    configs as the job loaded them, and any other file on first use."""
+    return job.memo("hydra_loaded", lambda: {str(c.path): c.data for c in job.config_files})
 
 
 def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin: tuple,
