@@ -41,7 +41,8 @@ NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", 
                ".svg", ".pdf", ".pt", ".pth", ".ckpt", ".bin", ".npy", ".npz", ".h5", ".pkl",
                ".gz", ".zip", ".tar", ".so", ".o", ".c", ".h", ".cc", ".cpp", ".cu", ".hpp",
                ".js", ".ts", ".html", ".css", ".lock", ".log", ".out", ".err", ".parquet",
-               ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl"}
+               ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl",
+               ".pyc", ".pyo", ".pyd"}
 MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
 # `git ls-files` leaves out what it cannot read, with a warning naming it
 _GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.+)': (.+)$", re.M)
@@ -153,20 +154,26 @@ class Job:
         paths = [self._path(p) for p in explicit]
         if paths:
             return _unique(paths)
-        return [p for p in self.repo_files() if (p.suffix in SCRIPT_SUFFIXES or (
-            p.suffix.lower() not in NOT_SCRIPTS and p.suffix[1:].isalnum()))
-            and looks_like_sbatch(p, self.unreadable)]
+        return [p for p in self._existing(r for r in self._repo_rels() if _may_be_script(r))
+                if looks_like_sbatch(p, self.unreadable)]
 
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None) -> list:
-        """Files of the repo (git's view when it is a repo, else a pruned walk)."""
-        files = self.memo("repo_files", lambda: [p for p in self._list_repo_files()
-                                                 if fs.is_file(p, self.unreadable)])
-        if suffixes is None:
-            return list(files)
-        wanted = (frozenset(suffixes), frozenset(names or ()))
-        return list(self.memo(("repo_files", wanted), lambda: [
-            p for p in files if p.suffix in wanted[0] or p.name in wanted[1]]))
+        """Files of the repo (git's view when it is a repo, else a pruned walk). The
+        names are filtered as strings first: only the files asked for become Paths and
+        are stat'ed (a 100k-file repo costs ~1 s of both otherwise)."""
+        wanted = (frozenset(suffixes) if suffixes is not None else None,
+                  frozenset(names or ()))
+        return list(self.memo(("repo_files", wanted), lambda: self._existing(
+            r for r in self._repo_rels() if wanted[0] is None
+            or _suffix(r) in wanted[0] or r.rpartition("/")[2] in wanted[1])))
+
+    def _existing(self, rels: Iterable[str]) -> list:
+        return [p for p in (self.repo / r for r in rels) if fs.is_file(p, self.unreadable)]
+
+    def _repo_rels(self) -> list:
+        """Every file's repo-relative name, once per run."""
+        return self.memo("repo_rels", self._list_repo_files)
 
     def _list_repo_files(self) -> list:
         res = run_git(str(self.repo), "ls-files", "-z", "--cached", "--others",
@@ -174,10 +181,12 @@ class Job:
         if res.returncode == 0:  # all of them: a job script past the first N is still one
             for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                 self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
-            return [self.repo / r for r in res.stdout.split("\0") if r]
+            return [r for r in res.stdout.split("\0") if r]
         out: list = []
+        top = str(self.repo)
         for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
-            out += [Path(root) / f for f in files]
+            rel = os.path.relpath(root, top)
+            out += [f if rel == "." else f"{rel}/{f}" for f in files]
             if len(out) > MAX_SCAN_FILES:
                 break
         return out
@@ -481,3 +490,18 @@ class _SharedClock:
         finally:
             if self.depth > 0:
                 self._start()
+
+
+def _suffix(rel: str) -> str:
+    """Path(rel).suffix, without building the Path."""
+    name = rel.rpartition("/")[2]
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _may_be_script(rel: str) -> bool:
+    """A name a job script may have: a script suffix, or one that is not a known other
+    kind of file (launch_slurm.wilkes3, job.lumi, train.pbs)."""
+    suffix = _suffix(rel)
+    return suffix in SCRIPT_SUFFIXES or (suffix.lower() not in NOT_SCRIPTS
+                                         and suffix[1:].isalnum())
