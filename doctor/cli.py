@@ -50,6 +50,38 @@ def job_inputs(job) -> list:
             + list(job.caches) + ([settings] if settings else []))
 
 
+def input_options(files: bool):
+    """The options that say what the job is, shared by run, fix and sbatch (which takes
+    its one script as an argument, and no caches)."""
+    opts = [click.option("--repo", type=click.Path(path_type=Path), help="Repository to "
+                         "check (default: git toplevel of the current directory, else the "
+                         "current directory)."),
+            click.option("--config", "configs", multiple=True,
+                         help="Training config YAML (repeatable).")]
+    if files:
+        opts += [click.option("--sbatch", "sbatch", multiple=True, help="Job script "
+                              "(repeatable; default: files in the repo holding #SBATCH "
+                              "lines)."),
+                 click.option("--cache", "caches", multiple=True,
+                              help="Cache file or directory to scan (repeatable).")]
+    opts += [click.option("--only", multiple=True,
+                          help="Comma-separated check ids or tags to run."),
+             click.option("--skip", multiple=True,
+                          help="Comma-separated check ids or tags to leave out."),
+             click.option("--settings", "settings_file", type=click.Path(path_type=Path),
+                          help="Settings file (default: <repo>/doctor.yaml, else "
+                          "[tool.doctor] in <repo>/pyproject.toml)."),
+             click.option("--torch-version", help="The torch version the job will run "
+                          "(default: the installed one); rules that differ between "
+                          "versions follow it.")]
+
+    def apply(fn):
+        for opt in reversed(opts):
+            fn = opt(fn)
+        return fn
+    return apply
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="doctor")
 def cli() -> None:
@@ -57,22 +89,11 @@ def cli() -> None:
 
 
 @cli.command("run")
-@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
-              "(default: git toplevel of the current directory, else the current directory).")
-@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
-@click.option("--sbatch", "sbatch", multiple=True, help="Job script (repeatable; default: "
-              "files in the repo holding #SBATCH lines).")
-@click.option("--cache", "caches", multiple=True, help="Cache file or directory to scan "
-              "(repeatable).")
+@input_options(files=True)
 @click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
 @click.option("--no-smoke", is_flag=True, help="Skip the DDP smoke.")
 @click.option("--static", is_flag=True, help="Only checks that need no live node (CI gate); "
               "implies --no-smoke; never imports torch.")
-@click.option("--only", multiple=True, help="Comma-separated check ids or tags to run.")
-@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
-@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
-              help="Settings file (default: <repo>/doctor.yaml, else [tool.doctor] in "
-              "<repo>/pyproject.toml).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="What goes to stdout (or --output).")
 @click.option("--output", help="Write the --format output to this file instead of stdout "
@@ -82,8 +103,6 @@ def cli() -> None:
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
               show_default=True, help="Lowest severity of a failure that makes the exit code 1.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 unless the input is bad (exit 2).")
-@click.option("--torch-version", help="The torch version the job will run (default: the "
-              "installed one); rules that differ between versions follow it.")
 @click.option("--gather", is_flag=True, help="Under `srun --ntasks-per-node=1`: merge every "
               "node's report into one, written by task 0 (automatic for such steps).")
 @click.option("--gather-timeout", type=click.FloatRange(1, 3600), default=30.0,
@@ -170,17 +189,8 @@ def _end_progress(progress) -> None:
 
 
 @cli.command("fix")
-@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
-              "(default: git toplevel of the current directory, else the current directory).")
-@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
-@click.option("--sbatch", "sbatch", multiple=True, help="Job script (repeatable).")
-@click.option("--cache", "caches", multiple=True, help="Cache file or directory to scan.")
-@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
-              help="Settings file (as for `doctor run`).")
-@click.option("--only", multiple=True, help="Comma-separated check ids or tags to fix.")
-@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
+@input_options(files=True)
 @click.option("--static", is_flag=True, help="Only the checks that need no live node.")
-@click.option("--torch-version", help="The torch version the job will run.")
 @click.option("--diff", "preview", is_flag=True, help="Print the edits as a unified diff and "
               "change nothing (the default).")
 @click.option("--write", is_flag=True, help="Apply the edits, then run the fixed checks "
@@ -333,16 +343,9 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
 
 @cli.command("sbatch", context_settings={"ignore_unknown_options": True,
                                          "allow_interspersed_args": False})
-@click.option("--repo", type=click.Path(path_type=Path), help="Repository to check "
-              "(default: git toplevel of the current directory, else the current directory).")
-@click.option("--config", "configs", multiple=True, help="Training config YAML (repeatable).")
-@click.option("--settings", "settings_file", type=click.Path(path_type=Path),
-              help="Settings file (as for `doctor run`).")
-@click.option("--only", multiple=True, help="Comma-separated check ids or tags to run.")
-@click.option("--skip", multiple=True, help="Comma-separated check ids or tags to leave out.")
+@input_options(files=False)
 @click.option("--smoke", is_flag=True, help="Also run the DDP smoke here before submitting.")
 @click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
-@click.option("--torch-version", help="The torch version the job will run.")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
               show_default=True, help="Lowest severity of a failure that refuses the job.")
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: the new "

@@ -63,9 +63,6 @@ class Plan:
     def changed(self) -> list:
         return [f for f in self.files.values() if f.taken and f.after() != (f.before or b"")]
 
-    def checks(self) -> list:
-        return sorted({cid for cid, _ in self.fixed})
-
 
 def plan(repo: Path, results: list, unsafe: bool = False, log: object = None) -> Plan:
     """Which edits of the failing results' findings apply to the files as they are now."""
