@@ -11,7 +11,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.ranks import rank_conditional, same_on_every_rank
-from doctor.job.sources import dotted, python_texts, source_path, tree_of, trees_mentioning
+from doctor.job.sources import dotted, raw_texts, source_path, tree_of, trees_mentioning
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
@@ -259,7 +259,7 @@ def _candidates(job: Job) -> list:
         entry = job.entry_file(step)
         src = source_path(job, entry) if entry is not None else None
         keep |= {os.path.normpath(src)} if src is not None else set()
-    return [(p, t) for p, _ in python_texts(job) if os.path.normpath(p) in keep
+    return [(Path(p), t) for p, _ in raw_texts(job) if os.path.normpath(p) in keep
             and (t := tree_of(job, p)) is not None]
 
 
@@ -521,12 +521,12 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
     `init_process_group`, so that a collective that is stuck anyway ends the job.
     """
     repo = Repo(job)
-    if not python_texts(job):
+    if not raw_texts(job):
         raise Skip("the repo has no Python sources that parse")
     if not any(isinstance(n, ast.Call) and m.collective(n)
                for m in repo.modules for n in ast.walk(m.tree)):
         raise Skip(f"no torch.distributed collective in the repo's Python "
-                   f"({len(python_texts(job))} file(s) read)")
+                   f"({len(raw_texts(job))} file(s) read)")
     order = _entry_order(job, repo)
     places = [p for m in repo.modules for p in Scan(repo, m).run()]
     seen: set = set()

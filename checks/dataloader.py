@@ -375,6 +375,7 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
     version = parse_version(raw_version)
     code_pgs = _code_pg_candidates(runs[0][2].pg_inits) if runs else []
     pg_by_config: dict = {}  # a config's process-group timeouts, read once for its specs
+    loaders: Optional[list] = None
     notes: list = []
     for spec in specs:
         found = conflicts(spec, version)
@@ -389,8 +390,9 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
         if pg:
             found.append(pg)
         notes += spec.notes
-        loaders = [c for _, _, code in runs[:1] for c in code.loaders]
         for c in found:
+            if loaders is None:   # the repo's calls, all of them even in a scoped run
+                loaders = _repo_loaders(job, runs)
             links = pg_links if c.rule == "timeout-not-below-pg-timeout" else []
             through = config_value_path(spec.mapping, c.keys[0], loaders)
             if through is None:   # every DataLoader call of the repo keeps the value out
@@ -501,6 +503,16 @@ def _where(spec: Any, keys: list) -> Location:
 def _calls(loaders: list) -> str:
     return ", ".join(f"{c.file}:{c.line}" for c in loaders[:3]) + \
         (f" and {len(loaders) - 3} more" if len(loaders) > 3 else "")
+
+
+def _repo_loaders(job: Job, runs: list) -> list:
+    """Every DataLoader call of the repo, which decides whether a config's value reaches
+    one: a scoped run reads the whole repo's code for it (only when a config conflicts)."""
+    if not runs:
+        return []
+    if job.scope is None:
+        return list(runs[0][2].loaders)
+    return list(code_settings(job, runs[0][1].plain(), whole=True).loaders)
 
 
 def _code_runs(job: Job) -> list:

@@ -215,7 +215,10 @@ def _changed(repo: GitRepo) -> Optional[set]:
     """The tracked paths whose work-tree file may differ from the index (git compares
     their stat data, in C; a file it cannot vouch for is listed): only those can be
     larger than their blob. None: git could not say, so every file is looked at."""
-    res = repo.git("diff-files", "--name-only", "-z", "--relative")
+    limit = repo.limit()   # a scoped run: only its changed paths can matter
+    if limit is None:
+        return set()
+    res = repo.git("diff-files", "--name-only", "-z", "--relative", *limit)
     return set(res.stdout.split("\0")) if res.returncode == 0 else None
 
 

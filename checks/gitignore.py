@@ -122,7 +122,8 @@ def _import_needs(job: Job) -> list:
             cache[key] = _with_names(base, parts, names)
         return cache[key]
 
-    names = _ignored_names(job)
+    # a scoped run parses a handful of files: cheaper than the walk of the pre-filter
+    names = _ignored_names(job) if job.scope is None else None
     out: list = []
     for path, tree in python_trees(job) if names is None else \
             trees_mentioning(job, *sorted(names)) if names else []:

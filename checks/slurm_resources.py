@@ -68,7 +68,7 @@ def pairs(job: Job) -> list:
     """Each script's training step with the configs it reads (doctor/job/stepconfigs.py),
     else the configs it names in its text, else — a single script — every config that is
     not an unselected Hydra group option."""
-    defaults = _hydra_defaults(job.config_files)
+    defaults: Optional[dict] = None
     out = []
     for s in job.scripts:
         step = job.step(s)
@@ -77,6 +77,8 @@ def pairs(job: Job) -> list:
             out += [Pair(s, step, c, True) for c in read]
             continue
         overrides = _hydra_overrides(s)
+        if defaults is None:   # every config's defaults list, in a scoped run too
+            defaults = _hydra_defaults(job.whole_config_files)
         chosen = dict(defaults, **overrides)
         selected = [c for c in job.configs if _selected(c, chosen)]
         named = [c for c in job.configs if c.rel in s.text or c.path.name in s.text]

@@ -43,6 +43,31 @@ OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: reade
                "written as they are.")
 
 
+def job_scope(repo: Path, changed_since: Optional[str], paths: tuple):
+    """The Scope of a run given --changed-since or file arguments; None: a full run."""
+    if changed_since is not None and paths:
+        raise InputError("--changed-since and file arguments exclude each other")
+    if changed_since is None and not paths:
+        return None
+    from doctor.job import scope
+
+    if changed_since is not None:
+        return scope.changed_since(repo, changed_since)
+    return scope.from_files(repo, paths)
+
+
+def _say_scope(job) -> None:
+    given = job.scope_given
+    if given is None:
+        return
+    if job.scope is None:
+        click.echo(f"doctor: {given.label}: {given.full}, so every file is checked", err=True)
+    else:
+        n = len(given.changed)
+        click.echo(f"doctor: {given.label}: {n} changed file{'s' * (n != 1)}, "
+                   f"{len(job.repo_rel_set())} checked with what ties them to a job", err=True)
+
+
 def job_inputs(job) -> list:
     """The files this run reads that a report must never be written over."""
     settings = (job.settings.path or "").removesuffix("[tool.doctor]")
@@ -63,7 +88,12 @@ def input_options(files: bool):
                               "(repeatable; default: files in the repo holding #SBATCH "
                               "lines)."),
                  click.option("--cache", "caches", multiple=True,
-                              help="Cache file or directory to scan (repeatable).")]
+                              help="Cache file or directory to scan (repeatable)."),
+                 click.option("--changed-since", metavar="REV", help="Check only the files "
+                              "changed since the merge base of REV and HEAD (commits, index, "
+                              "work tree, untracked), and what ties them to a job "
+                              "(docs/ci.md)."),
+                 click.argument("paths", nargs=-1, type=click.Path(path_type=Path))]
     opts += [click.option("--only", multiple=True,
                           help="Comma-separated check ids or tags to run."),
              click.option("--skip", multiple=True,
@@ -109,7 +139,8 @@ def cli() -> None:
               show_default=True, help="Seconds a node may be late before it is reported "
               "missing.")
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
-            model: Optional[str], no_smoke: bool, static: bool, only: tuple, skip: tuple,
+            changed_since: Optional[str], paths: tuple, model: Optional[str],
+            no_smoke: bool, static: bool, only: tuple, skip: tuple,
             settings_file: Optional[Path], fmt: str, output: Optional[str],
             json_file: Optional[str], fail_on: str, exit_zero: bool,
             torch_version: Optional[str], gather: bool = False,
@@ -119,9 +150,10 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     from doctor.report import render
     from doctor.runner import run
 
-    job = Job(repo if repo is not None else default_repo(), configs=configs, sbatch=sbatch,
-              caches=caches, settings_file=settings_file, model=model,
-              torch_version=torch_version, static=static)
+    repo = repo if repo is not None else default_repo()
+    job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
+              settings_file=settings_file, model=model, torch_version=torch_version,
+              static=static, scope=job_scope(repo, changed_since, paths))
     refuse_empty(("--json", json_file), ("--output", output))
     json_path = expand_output_pattern(json_file) if json_file else None
     out_path = expand_output_pattern(output) if output else None
@@ -144,6 +176,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                      no_smoke=no_smoke, fail_on=Severity.parse(fail_on),
                      on_done=progress)
         _end_progress(progress)
+    _say_scope(job)
     text = render(fmt, report) if fmt != "table" else _table(report, output is None)
     if json_path:  # first: the job-log copy must not depend on stdout's reader
         write_output(json_path, render("json", report))
@@ -201,7 +234,8 @@ def _end_progress(progress) -> None:
               show_default=True, help="After --write: lowest severity of a remaining failure "
               "that makes the exit code 1.")
 def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
-            settings_file: Optional[Path], only: tuple, skip: tuple, static: bool,
+            changed_since: Optional[str], paths: tuple, settings_file: Optional[Path],
+            only: tuple, skip: tuple, static: bool,
             torch_version: Optional[str], preview: bool, write: bool, unsafe: bool,
             fail_on: str) -> None:
     """Apply the fixes that failing checks carry (docs/fix.md).
@@ -218,10 +252,13 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     if preview and write:
         raise InputError("--diff and --write exclude each other (--diff is the default)")
 
+    repo = repo if repo is not None else default_repo()
+    scope = job_scope(repo, changed_since, paths)
+
     def new_job() -> "Job":
-        return Job(repo if repo is not None else default_repo(), configs=configs,
-                   sbatch=sbatch, caches=caches, settings_file=settings_file,
-                   torch_version=torch_version, static=static)
+        return Job(repo, configs=configs, sbatch=sbatch, caches=caches,
+                   settings_file=settings_file, torch_version=torch_version, static=static,
+                   scope=scope)
 
     job = new_job()
     progress = _progress()

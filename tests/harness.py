@@ -63,8 +63,9 @@ def job_for_case(case: Path, tmp: Path) -> Job:
     return job_in(case, materialize(case, tmp))
 
 
-def job_in(case: Path, root: Path) -> Job:
-    """A fresh Job for a case already materialized at root (again after `doctor fix`)."""
+def job_in(case: Path, root: Path, scope: Any = None) -> Job:
+    """A fresh Job for a case already materialized at root (again after `doctor fix`);
+    `scope`: a scoped run's (doctor/job/scope.py)."""
     spec = load_case(case)
     args: dict = dict(spec.get("args") or {})
 
@@ -74,7 +75,7 @@ def job_in(case: Path, root: Path) -> Job:
     return Job(root, configs=paths("configs"), sbatch=paths("sbatch"), caches=paths("caches"),
                model=args.get("model"), torch_version=args.get("torch_version"),
                env={str(k): str(v) for k, v in (spec.get("env") or {}).items()},
-               facts=spec.get("facts"), static=bool(args.get("static")))
+               facts=spec.get("facts"), static=bool(args.get("static")), scope=scope)
 
 
 def run_case(check_id: str, case: Path, tmp: Path) -> dict:

@@ -25,11 +25,12 @@ def precommit(tmp_path_factory):
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
                           text=True, check=True).stdout.strip()
 
-    def run(repo):
+    def run(repo, files=None):
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SLURM_JOB_ID")}
         env.update(GIT_ENV, PRE_COMMIT_HOME=str(home))
+        which = ["--files", *files] if files else ["--all-files"]
         return subprocess.run([exe, "try-repo", str(ROOT), "doctor", "--ref", head,
-                               "--all-files", "--color", "never"], cwd=repo, env=env,
+                               *which, "--color", "never", "--verbose"], cwd=repo, env=env,
                               capture_output=True, text=True, timeout=600)
 
     return run
@@ -74,3 +75,19 @@ def test_hook_fails_on_a_failing_static_check(precommit, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "exit code: 1" in proc.stdout
     assert "dataloader-option-conflict" in proc.stdout and "configs/train.yaml" in proc.stdout
+
+
+def test_hook_checks_the_files_it_is_given(precommit, tmp_path):
+    """pass_filenames: the hook judges the staged files and what ties them to a job, not
+    a broken config elsewhere in the repo (that one fails --all-files)."""
+    repo = scratch_repo(tmp_path / "files", {
+        "configs/good.yaml": "data:\n  num_workers: 4\n",
+        "configs/broken.yaml": "data:\n  num_workers: 0\n  prefetch_factor: 2\n",
+        "doctor.yaml": "torch_version: '2.5.1'\n"})
+    proc = precommit(repo, ["configs/good.yaml"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 file argument: 1 changed file" in proc.stdout
+    proc = precommit(repo, ["configs/broken.yaml"])
+    assert proc.returncode == 1 and "configs/broken.yaml" in proc.stdout
+    proc = precommit(repo)
+    assert proc.returncode == 1 and "configs/broken.yaml" in proc.stdout

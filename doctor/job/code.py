@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
-from doctor.job.sources import dotted, python_texts, tree_of, trees_mentioning
+from doctor.job.sources import dotted, text_of, tree_of, trees_mentioning
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -160,21 +160,22 @@ class CodeSettings:
     env_reads: frozenset = frozenset()
 
 
-def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
-    """Everything above for the whole repo, env values resolved through `env`."""
-    key = ("code_settings", tuple(sorted(env.items())))
-    return job.memo(key, lambda: _scan_repo(job, dict(env)))
+def code_settings(job: Any, env: Mapping[str, str], whole: bool = False) -> CodeSettings:
+    """Everything above for the repo's code (in a scoped run, the code in scope unless
+    `whole`), env values resolved through `env`."""
+    whole = whole and job.scope is not None
+    key = ("code_settings", tuple(sorted(env.items()))) + (("whole",) if whole else ())
+    return job.memo(key, lambda: _scan_repo(job, dict(env), whole))
 
 
-def _scan_repo(job: Any, env: dict) -> CodeSettings:
+def _scan_repo(job: Any, env: dict, whole: bool = False) -> CodeSettings:
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
-    texts = job.memo("python_text_by_path", lambda: dict(python_texts(job)))
     scans = job.memo("code_scans", dict)
-    for path, tree in trees_mentioning(job, *MENTIONS):
+    for path, tree in trees_mentioning(job, *MENTIONS, whole=whole):
         # a module's reading depends only on the variables it names: scripts whose
         # environments differ elsewhere share it
-        text = texts.get(path)
+        text = text_of(job, path, whole)
         used = tuple((k, v) for k, v in sorted(env.items())
                      if text is None or k.encode() in text)
         key = (str(path), used)

@@ -20,6 +20,7 @@ from doctor import fs
 from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.env import EnvValue, JobEnv
 from doctor.job.launchers import Count
+from doctor.job.scope import Scope, scoped_rels
 from doctor.job.steps import Step, launched_steps
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
@@ -54,9 +55,10 @@ class Job:
                  settings_file: Optional[Path] = None, model: Optional[str] = None,
                  torch_version: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
                  facts: Optional[dict] = None, static: bool = False,
-                 submit_args: Optional[Iterable[str]] = None):
+                 submit_args: Optional[Iterable[str]] = None, scope: Optional[Scope] = None):
         """`submit_args`: the options of `sbatch [options] script` (`doctor sbatch`); the
-        scripts are then read as sbatch reads them (doctor/job/sbatch.py as_submitted)."""
+        scripts are then read as sbatch reads them (doctor/job/sbatch.py as_submitted).
+        `scope`: only what changed, and what ties it to a job (doctor/job/scope.py)."""
         self.repo = Path(fs.realpath(fs.readable_dir(self._path(repo), "repository path")))
         self.unreadable = fs.Unreadable()  # what no check could read: counted in the report
         self.settings = settings if settings is not None else load_settings(
@@ -64,6 +66,8 @@ class Job:
         self.login_env: dict = dict(os.environ if env is None else env)
         self.in_job = "SLURM_JOB_ID" in self.login_env
         self.static = static
+        self.scope_given = scope
+        self.scope = scope if scope is not None and scope.full is None else None
         if model is not None and not is_factory(model):
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")
@@ -80,7 +84,7 @@ class Job:
         self._busy = _BusyClock()  # while any thread computes shared work
         self._cleanups: list = []
         # the files as written; `configs` is what the job's steps read of them
-        self.config_files: list = [self._load_config(p) for p in self._config_paths(configs)]
+        self.config_files: list = self._load_configs(configs)
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
         if submit_args is not None:
             self.scripts = [as_submitted(s, list(submit_args), self.login_env)
@@ -137,13 +141,33 @@ class Job:
                 self._real_dirs[head] = real_head
         return os.path.join(real_head, name)
 
-    def _config_paths(self, explicit: Iterable) -> list:
+    @property
+    def whole_config_files(self) -> list:
+        """config_files, but in a scoped run every one the globs find (read on first use):
+        for a judgement that needs them all, such as which Hydra option is selected."""
+        if self.scope is None:
+            return self.config_files
+        return self.memo("whole_config_files", lambda: self._load_configs(unscoped=True))
+
+    def _load_configs(self, explicit: Iterable = (), unscoped: bool = False) -> list:
+        out = []
+        for p in self._config_paths(explicit, unscoped):
+            try:
+                out.append(self._load_config(p))
+            except InputError:
+                if not unscoped:
+                    raise
+        return out
+
+    def _config_paths(self, explicit: Iterable, unscoped: bool = False) -> list:
         paths = [self._path(p) for p in explicit]  # each is read (or refused) by _load_config
         globs = self.settings.configs or ([] if paths else list(DEFAULT_CONFIG_GLOBS))
         for pattern in globs:
             # a file the globs found but cannot open is skipped (and counted), not fatal
             paths += [p for p in fs.glob(self.repo, str(pattern), self.unreadable)
-                      if fs.read_bytes(p, self.unreadable, 0) is not None]
+                      if fs.read_bytes(p, self.unreadable, 0) is not None
+                      and (self.scope is None or unscoped
+                           or self.rel(p) in self.repo_rel_set())]
         return _unique(paths)
 
     def _load_config(self, path: Path) -> ConfigFile:
@@ -154,7 +178,7 @@ class Job:
         paths = [self._path(p) for p in explicit]
         if paths:
             return _unique(paths)
-        return [p for p in self._existing(r for r in self._repo_rels() if _may_be_script(r))
+        return [p for p in self._existing(r for r in self.repo_rels() if _may_be_script(r))
                 if looks_like_sbatch(p, self.unreadable)]
 
     def repo_files(self, suffixes: Optional[set] = None,
@@ -165,23 +189,39 @@ class Job:
         wanted = (frozenset(suffixes) if suffixes is not None else None,
                   frozenset(names or ()))
         return list(self.memo(("repo_files", wanted), lambda: self._existing(
-            r for r in self._repo_rels() if wanted[0] is None
+            r for r in self.repo_rels() if wanted[0] is None
             or _suffix(r) in wanted[0] or r.rpartition("/")[2] in wanted[1])))
 
     def _existing(self, rels: Iterable[str]) -> list:
         return [p for p in (self.repo / r for r in rels) if fs.is_file(p, self.unreadable)]
 
-    def _repo_rels(self) -> list:
-        """Every file's repo-relative name, once per run."""
+    def repo_rels(self) -> list:
+        """Every file's repo-relative name, once per run; in a scoped run, only those in
+        scope (doctor/job/scope.py)."""
+        if self.scope is None:
+            return self.every_rel()
+        return self.memo("scoped_rels", lambda: scoped_rels(self, self.every_rel(),
+                                                            _may_be_script))
+
+    def repo_rel_set(self) -> set:
+        return self.memo("scoped_set", lambda: set(self.repo_rels()))
+
+    def every_rel(self) -> list:
+        """Every file's repo-relative name, scoped run or not."""
         return self.memo("repo_rels", self._list_repo_files)
 
     def _list_repo_files(self) -> list:
-        res = run_git(str(self.repo), "ls-files", "-z", "--cached", "--others",
-                      "--exclude-standard", timeout=20)
+        # a scoped run's untracked files are among its changed ones: no second walk
+        others = ["--others", "--exclude-standard"] if self.scope is None else []
+        res = run_git(str(self.repo), "ls-files", "-z", "--cached", *others, timeout=20)
         if res.returncode == 0:  # all of them: a job script past the first N is still one
             for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                 self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
-            return [r for r in res.stdout.split("\0") if r]
+            rels = [r for r in res.stdout.split("\0") if r]
+            if self.scope is not None:
+                listed = set(rels)
+                rels += sorted(r for r in self.scope.changed if r not in listed)
+            return rels
         out: list = []
         top = str(self.repo)
         for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
@@ -257,6 +297,9 @@ class Job:
         out = dict(self._facts)
         out.update({k: v for k, v in self._overrides.items() if k in out or k in PROBES})
         out["site"] = self.site
+        if self.scope_given is not None:
+            out["scope"] = dict(self.scope_given.to_dict(), checked=len(self.repo_rels())
+                                if self.scope is not None else None)
         model = self._job_model_facts()
         if model:
             out["job"] = model
@@ -502,6 +545,8 @@ def _suffix(rel: str) -> str:
 def _may_be_script(rel: str) -> bool:
     """A name a job script may have: a script suffix, or one that is not a known other
     kind of file (launch_slurm.wilkes3, job.lumi, train.pbs)."""
+    if rel.endswith(".py"):   # most of a large repo
+        return False
     suffix = _suffix(rel)
     return suffix in SCRIPT_SUFFIXES or (suffix.lower() not in NOT_SCRIPTS
                                          and suffix[1:].isalnum())

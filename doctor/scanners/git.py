@@ -120,7 +120,10 @@ class Blob:
 class GitRepo:
     """One scanned directory inside a git work tree; results are memoized."""
 
-    def __init__(self, root: str, timeout: float = 60.0):
+    def __init__(self, root: str, timeout: float = 60.0, scope: Any = None):
+        """`scope` (doctor/job/scope.py): only its changed paths, and only the history
+        since its merge base (none for file arguments)."""
+        self.scope = scope
         if shutil.which("git") is None:
             raise Skip("git is not installed")
         self.root = root
@@ -152,13 +155,30 @@ class GitRepo:
         """[Blob] for every index entry under the directory (all stages)."""
         return self._once("index", self._index)
 
+    def in_scope(self, path: str) -> bool:
+        """A path relative to the scanned directory that the run looks at."""
+        return self.scope is None or path in self.scope.changed
+
+    def limit(self) -> Optional[list]:
+        """The pathspec of a scoped run's changed paths ([]: every path; None: none)."""
+        if self.scope is None or len(self.scope.changed) > 1000:
+            return []
+        if not self.scope.changed:
+            return None
+        return ["--", *(":(literal)" + p for p in sorted(self.scope.changed))]
+
     def _index(self) -> list:
-        res = checked(self.git("ls-files", "-z", "-s"), "ls-files")
+        limit = self.limit()
+        if limit is None:
+            return []
+        res = checked(self.git("ls-files", "-z", "-s", *limit), "ls-files")
         entries = []
         for rec in res.stdout.split("\0"):
             if not rec:
                 continue
             meta, _, path = rec.partition("\t")
+            if not self.in_scope(path):
+                continue
             mode, oid, _stage = meta.split(" ")
             if mode == "160000":   # a submodule's commit, not a blob
                 continue
@@ -174,10 +194,13 @@ class GitRepo:
         return self._once("untracked", self._untracked)
 
     def _untracked(self) -> list:
-        res = checked(self.git("ls-files", "-z", "--others", "--exclude-standard"),
+        limit = self.limit()
+        if limit is None:
+            return []
+        res = checked(self.git("ls-files", "-z", "--others", "--exclude-standard", *limit),
                       "ls-files --others")
         out = []
-        for path in (p for p in res.stdout.split("\0") if p):
+        for path in (p for p in res.stdout.split("\0") if p and self.in_scope(p)):
             try:
                 st = os.stat(os.path.join(self.root, path), follow_symlinks=False)
             except OSError:
@@ -237,7 +260,12 @@ class GitRepo:
         # rev-list names each object once, by the first path it meets: limit the walk to
         # the scanned directory so that a blob shared with a path outside it is not lost.
         limit = ["--", "."] if self.prefix else []
-        out = _pipe([git_argv(self.root, "rev-list", "--objects", "--all", *limit),
+        revs = ["--all"]
+        if self.scope is not None:   # a scoped run: the commits since the merge base
+            if self.scope.base is None:
+                return []
+            revs = [f"{self.scope.base}..HEAD"]
+        out = _pipe([git_argv(self.root, "rev-list", "--objects", *revs, *limit),
                      git_argv(self.root, "cat-file", fmt)], self.timeout)
         blobs = []
         missing = []
@@ -285,7 +313,7 @@ class GitRepo:
 
 def repo_for(job: Any) -> GitRepo:
     """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
-    return job.memo("git_repo", lambda: GitRepo(str(job.repo)))
+    return job.memo("git_repo", lambda: GitRepo(str(job.repo), scope=job.scope))
 
 
 def _pipe(argvs: list, timeout: float) -> bytes:

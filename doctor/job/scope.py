@@ -1,0 +1,217 @@
+"""What a scoped run looks at: `--changed-since REV` and file arguments (CI, pre-commit).
+
+A full run reads every job script, config and Python source of the repo. A scoped run
+starts from the files that changed and adds what ties them to a job, by name:
+
+- the job scripts and configs that name a changed config or script (its file name, or
+  its stem as a word: `--config-name exp_5`, `- data: data_72`, `source env.sh`), and
+  those that name them in turn: a changed Hydra default reaches the experiment configs
+  that list it, and the job scripts that run those;
+- the job scripts that run a changed module (`-m pkg.train`, `pkg/train.py`).
+
+What a step names is read by path, as in a full run: a changed script's configs, their
+Hydra defaults, its entry module, the scripts it sources. The Python sources that the
+code checks scan are the changed ones, the entry modules of the job scripts in scope,
+and the repo modules those import. The git checks look at the changed paths, and with
+--changed-since at the blobs of the commits since the merge base.
+
+A change to the settings (doctor.yaml, pyproject.toml) or to .gitignore makes the run
+a full one: every check may read them.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from doctor import fs
+from doctor.errors import InputError
+from doctor.scanners.git import run_git
+
+# a change to one of these makes the run full (settings, and what hides files from git)
+FULL_RUN_NAMES = ("doctor.yaml", "pyproject.toml", ".gitignore")
+LINK_DEPTH = 3              # default -> experiment config -> job script
+MAX_LINKER_BYTES = 1 << 20  # a job script or config bigger than this is data
+CONFIG_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Scope:
+    """`changed`: repo-relative paths of the changed files that exist. `base`: the merge
+    base of --changed-since (its commits' blobs are what the git checks scan), None
+    for file arguments. `full`: why the run is a full one after all (None: scoped)."""
+    changed: frozenset
+    label: str
+    base: Optional[str] = None
+    full: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        out: dict = {"given": self.label, "changed": len(self.changed)}
+        if self.full:
+            out["full_run"] = self.full
+        return out
+
+
+def _git(repo: Path, *args: str) -> str:
+    res = run_git(str(repo), *args, timeout=60)
+    if res.returncode != 0:
+        said = (res.stderr.strip().splitlines() or ["git failed"])[-1]
+        raise InputError(f"git {args[0]}: {said.removeprefix('fatal: ')}")
+    return res.stdout
+
+
+def changed_since(repo: Path, rev: str) -> Scope:
+    """The files changed since the merge base of REV and HEAD: its commits, the index and
+    the work tree (tracked files), plus untracked files that are not ignored."""
+    if rev.startswith("-"):
+        raise InputError(f"--changed-since: {rev!r} is not a revision")
+    res = run_git(str(repo), "rev-parse", "--is-inside-work-tree", timeout=10)
+    if res.returncode != 0 or res.stdout.strip() != "true":
+        raise InputError(f"--changed-since: {repo} is not inside a git work tree")
+    res = run_git(str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}",
+                  timeout=10)
+    if res.returncode != 0:
+        raise InputError(f"--changed-since: {rev!r} is not a commit in {repo}")
+    base = _git(repo, "merge-base", res.stdout.strip(), "HEAD").strip()
+    # both walk the work tree (a stat per tracked file, a readdir per directory): at once
+    with ThreadPoolExecutor(2) as pool:
+        diff = pool.submit(_git, repo, "diff", "--name-only", "-z", "--no-renames",
+                           "--relative", base, "--")
+        new = pool.submit(_git, repo, "ls-files", "-z", "--others", "--exclude-standard")
+        names = diff.result().split("\0") + new.result().split("\0")
+    return _scope(repo, (n for n in names if n), f"--changed-since {rev}", base)
+
+
+def from_files(repo: Path, files: Iterable[Path]) -> Scope:
+    """The files named on the command line (a pre-commit hook passes the staged ones)."""
+    rels = []
+    top = fs.realpath(str(repo))
+    for f in files:
+        p = Path(os.path.expanduser(str(f)))
+        p = p if p.is_absolute() else fs.cwd() / p
+        # the directory resolved, not the file: a link in the repo is named by its place
+        real = os.path.join(fs.realpath(str(p.parent)), p.name)
+        if not real.startswith(top.rstrip("/") + "/"):
+            raise InputError(f"{f}: not inside the repository {repo}")
+        if os.path.isdir(real):
+            raise InputError(f"{f}: a directory; name files (or use --changed-since)")
+        if not os.path.lexists(p):
+            raise InputError(f"{f}: no such file")
+        rels.append(real[len(top.rstrip("/")) + 1:])
+    return _scope(repo, rels, f"{len(rels)} file argument{'s' * (len(rels) != 1)}", None)
+
+
+def _scope(repo: Path, rels: Iterable[str], label: str, base: Optional[str]) -> Scope:
+    changed = frozenset(r for r in rels if os.path.isfile(os.path.join(repo, r)))
+    full = next((f"{r} changed" for r in sorted(changed)
+                 if r.rpartition("/")[2] in FULL_RUN_NAMES), None)
+    return Scope(changed, label, base, full)
+
+
+# ---- the closure ------------------------------------------------------------
+def scoped_rels(job: Any, every: list, may_link: Any) -> list:
+    """The repo files a scoped run looks at: the changed ones, and the job scripts and
+    configs that name them (LINK_DEPTH rounds). `every`: all the repo's files;
+    `may_link(rel)`: a name a job script may have."""
+    listed = set(every)
+    scope = {r for r in job.scope.changed if r in listed or os.path.isfile(job.repo / r)}
+    linkers: dict = {r: None for r in every if r not in scope
+               and (r.endswith(CONFIG_SUFFIXES) or may_link(r))}
+    frontier = set(scope)
+    for _ in range(LINK_DEPTH):
+        words = sorted({w for r in frontier for w in _names_of(r)})
+        if not words or not linkers:
+            break
+        names = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w.encode()) for w in words)
+                           + rb")(?![\w])")
+        frontier = set()
+        for r in list(linkers):
+            text = linkers[r]
+            if text is None:
+                text = linkers[r] = fs.read_bytes(job.repo / r, job.unreadable,
+                                                  MAX_LINKER_BYTES) or b""
+            if names.search(text):
+                frontier.add(r)
+                del linkers[r]
+        scope |= frontier
+    return [r for r in every if r in scope] + sorted(scope - listed)
+
+
+def _names_of(rel: str) -> list:
+    """The words by which a job script or config names this file."""
+    stem, _, suffix = rel.rpartition("/")[2].rpartition(".")
+    if not stem:
+        stem, suffix = suffix, ""
+    if suffix == "py":   # `-m pkg.train`, `pkg/train.py`: the module, not a bare `train`
+        mod = rel[:-3].removeprefix("src/").removesuffix("/__main__").removesuffix(
+            "/__init__")
+        return [mod.replace("/", "."), rel.removeprefix("src/")]
+    return [rel.rpartition("/")[2], stem] if len(stem) > 1 else [rel.rpartition("/")[2]]
+
+
+def python_paths(job: Any, listed: list, every: list) -> list:
+    """The Python sources of a scoped run: the changed ones, the entry modules of the job
+    scripts in scope, and the repo modules they import, transitively."""
+    from doctor.job.sources import tree_of
+
+    known = {r for r in every if r.endswith(".py")}
+    todo = [job.repo / r for r in listed]
+    for script in job.scripts:
+        entry = job.entry_file(job.step(script))
+        if entry is not None:
+            todo.append(Path(entry))
+    seen: dict = {}
+    while todo:
+        path = todo.pop()
+        rel = job.rel(path)
+        if rel in seen or rel.startswith("/"):
+            continue
+        seen[rel] = path
+        tree = tree_of(job, path)
+        if tree is not None:
+            todo += [job.repo / r for r in _imported(tree, rel, known) if r not in seen]
+    return list(seen.values())
+
+
+def _imported(tree: ast.AST, rel: str, known: set) -> list:
+    """Repo files that `tree`'s imports may name (as modules of the repo root or src/,
+    relative to the file, or beside it as a script's sys.path[0])."""
+    here = rel.rpartition("/")[0]
+    out = []
+    for node in ast.walk(tree):
+        mods: list = []
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                pkg = "/".join(here.split("/")[:len(here.split("/")) - node.level + 1]) \
+                    if here else ""
+                head = f"{pkg}/{node.module.replace('.', '/')}" if node.module else pkg
+                heads = [head.strip("/")]
+            else:
+                heads = [node.module.replace(".", "/")] if node.module else []
+            mods = []
+            for h in heads:
+                out += _files([h] + [f"{h}/{a.name}" for a in node.names], known,
+                              ("",) if node.level else ("", "src/", f"{here}/" if here
+                                                        else ""))
+            continue
+        for m in mods:
+            parts = m.split(".")
+            out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)], known,
+                          ("", "src/", f"{here}/" if here else ""))
+    return out
+
+
+def _files(mods: list, known: set, roots: tuple) -> list:
+    out = []
+    for m in mods:
+        for root in dict.fromkeys(roots):
+            for cand in (f"{root}{m}.py", f"{root}{m}/__init__.py"):
+                if cand in known:
+                    out.append(cand)
+    return out

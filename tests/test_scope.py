@@ -1,0 +1,233 @@
+"""`--changed-since REV` and file arguments (issue 17 item 3): a scoped run checks what
+changed and what ties it to a job, and never reports what a full run would not.
+
+Every test drives the real CLI on a real git repo, except the fixture sweep, which
+builds the same Job the CLI builds (in-process: 300 cases)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from doctor import sites
+from doctor.job.scope import from_files
+from doctor.registry import get
+from doctor.runner import run_checks
+from harness import FIXTURES, fixture_cases, job_in, materialize
+
+GIT_ENV = dict(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com")
+CONFLICT = "data:\n  num_workers: 0\n  prefetch_factor: 2\n  batch_size: 8\n"
+CLEAN = "data:\n  num_workers: 4\n  batch_size: 8\n"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                          text=True, env=dict(os.environ, **GIT_ENV)).stdout
+
+
+def commit_all(repo: Path, msg: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", msg)
+
+
+def make_repo(path: Path, files: dict) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    git(path, "init", "-q", "-b", "main")
+    commit_all(path, "init")
+    return path
+
+
+def doctor(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
+    return subprocess.run([sys.executable, "-m", "doctor", "run", "--static", "--format",
+                           "json", *args], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+
+
+def findings(proc: subprocess.CompletedProcess, check: str = "") -> list:
+    doc = json.loads(proc.stdout)
+    return sorted((r["id"], f["location"]["path"], f["location"].get("line"))
+                  for r in doc["results"] if not check or r["id"] == check
+                  for f in r.get("findings") or [])
+
+
+@pytest.fixture
+def two_configs(tmp_path):
+    """Two training configs that both set prefetch_factor without workers."""
+    repo = make_repo(tmp_path / "repo", {"configs/a.yaml": CONFLICT, "configs/b.yaml": CONFLICT,
+                                         "doctor.yaml": "torch_version: '2.5.1'\n",
+                                         "README.md": "demo\n"})
+    (repo / "configs/a.yaml").write_text(CONFLICT + "seed: 1\n")
+    commit_all(repo, "touch a")
+    return repo
+
+
+def test_changed_since_reports_only_the_changed_config(two_configs):
+    full = doctor(two_configs)
+    assert {f[1] for f in findings(full, "dataloader-option-conflict")} == \
+        {"configs/a.yaml", "configs/b.yaml"}
+    scoped = doctor(two_configs, "--changed-since", "HEAD~1")
+    assert scoped.returncode == 1, scoped.stderr
+    assert {f[1] for f in findings(scoped, "dataloader-option-conflict")} == {"configs/a.yaml"}
+    assert "--changed-since HEAD~1: 1 changed file" in scoped.stderr
+    doc = json.loads(scoped.stdout)
+    assert doc["facts"]["scope"] == {"given": "--changed-since HEAD~1", "changed": 1,
+                                     "checked": 1}
+
+
+def test_work_tree_and_untracked_changes_count(two_configs):
+    git(two_configs, "reset", "-q", "--hard", "HEAD~1")
+    assert doctor(two_configs, "--changed-since", "HEAD").returncode == 0   # nothing changed
+    (two_configs / "configs/b.yaml").write_text(CONFLICT + "seed: 2\n")   # unstaged edit
+    (two_configs / "configs/new.yaml").write_text(CONFLICT)                # untracked
+    scoped = doctor(two_configs, "--changed-since", "HEAD")
+    assert {f[1] for f in findings(scoped, "dataloader-option-conflict")} == \
+        {"configs/b.yaml", "configs/new.yaml"}
+
+
+def test_a_change_outside_the_job_passes(two_configs):
+    (two_configs / "README.md").write_text("more\n")
+    commit_all(two_configs, "docs")
+    proc = doctor(two_configs, "--changed-since", "HEAD~1")
+    assert proc.returncode == 0, proc.stdout
+    assert findings(proc) == []
+    assert doctor(two_configs).returncode == 1   # the full run still fails
+
+
+def test_merge_base_not_the_other_branch(two_configs):
+    """`--changed-since main` on a branch: what the branch changed, not what main did
+    since the branch started."""
+    git(two_configs, "checkout", "-qb", "feature", "HEAD~1")
+    (two_configs / "README.md").write_text("branch\n")
+    commit_all(two_configs, "branch work")
+    proc = doctor(two_configs, "--changed-since", "main")
+    assert proc.returncode == 0, proc.stdout   # main's change to a.yaml is not this branch's
+    assert findings(proc) == []
+
+
+def test_file_arguments_as_pre_commit_passes_them(two_configs):
+    proc = doctor(two_configs, "configs/b.yaml")
+    assert {f[1] for f in findings(proc, "dataloader-option-conflict")} == {"configs/b.yaml"}
+    assert "1 file argument: 1 changed file" in proc.stderr
+    sub = two_configs / "configs"   # relative to the current directory, as pre-commit runs
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
+    proc = subprocess.run([sys.executable, "-m", "doctor", "run", "--static", "--format",
+                           "json", "a.yaml"], cwd=sub, env=env, capture_output=True, text=True)
+    assert {f[1] for f in findings(proc, "dataloader-option-conflict")} == {"configs/a.yaml"}
+
+
+def test_a_settings_change_checks_everything(two_configs):
+    (two_configs / "doctor.yaml").write_text("torch_version: '2.4.0'\n")
+    commit_all(two_configs, "settings")
+    proc = doctor(two_configs, "--changed-since", "HEAD~1")
+    assert {f[1] for f in findings(proc, "dataloader-option-conflict")} == \
+        {"configs/a.yaml", "configs/b.yaml"}
+    assert "doctor.yaml changed, so every file is checked" in proc.stderr
+    assert json.loads(proc.stdout)["facts"]["scope"]["full_run"] == "doctor.yaml changed"
+
+
+def test_a_changed_hydra_default_reaches_its_job_script(tmp_path):
+    """trainer/default.yaml changed: train.yaml lists it, slurm/train.sbatch runs
+    train.py, whose @hydra.main composes train.yaml: the script's 4 ranks per node
+    against the default's devices: 1 is found from the one changed file."""
+    case = FIXTURES / "slurm-gpu-mismatch" / "fail_hydra_group_default"
+    repo = tmp_path / "repo"
+    shutil.copytree(case, repo, ignore=shutil.ignore_patterns("case.yaml"))
+    (repo / "README.md").write_text("x\n")
+    git(repo, "init", "-q")
+    commit_all(repo, "init")
+    (repo / "configs/trainer/default.yaml").write_text(
+        (repo / "configs/trainer/default.yaml").read_text() + "# tuned\n")
+    commit_all(repo, "tune")
+    want = findings(doctor(repo), "slurm-gpu-mismatch")
+    assert {f[1:] for f in want} == {("configs/trainer/default.yaml", 2)}
+    proc = doctor(repo, "--changed-since", "HEAD~1")
+    assert findings(proc, "slurm-gpu-mismatch") == want, proc.stderr
+    (repo / "README.md").write_text("y\n")
+    commit_all(repo, "docs")
+    proc = doctor(repo, "--changed-since", "HEAD~1", "--only", "slurm-gpu-mismatch")
+    assert json.loads(proc.stdout)["results"][0]["status"] == "skip"
+
+
+def test_git_checks_look_at_the_change_only(tmp_path):
+    """A 51 MB blob from an old commit is the full run's finding; a scoped run since a
+    later commit reports only the large file that the change adds."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "x\n"})
+    with open(repo / "old.bin", "wb") as f:
+        f.truncate(51 * 1000 * 1000)
+    commit_all(repo, "old blob")
+    (repo / "old.bin").unlink()
+    commit_all(repo, "drop it")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    with open(repo / "new.bin", "wb") as f:
+        f.truncate(52 * 1000 * 1000)
+    commit_all(repo, "new blob")
+    full = findings(doctor(repo, "--only", "git-large-file"))
+    assert [f[1] for f in full] == ["new.bin", "old.bin"]
+    scoped = findings(doctor(repo, "--only", "git-large-file", "--changed-since", base))
+    assert [f[1] for f in scoped] == ["new.bin"]
+    # the pre-commit form: the named file only, and no history
+    assert [f[1] for f in findings(doctor(repo, "--only", "git-large-file", "new.bin"))] == \
+        ["new.bin"]
+    assert findings(doctor(repo, "--only", "git-large-file", "README.md")) == []
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--changed-since", "no-such-rev"], "--changed-since: 'no-such-rev' is not a commit"),
+    (["--changed-since", "--all"], "is not a revision"),
+    (["--changed-since", "HEAD", "configs/a.yaml"], "exclude each other"),
+    (["configs/none.yaml"], "configs/none.yaml: no such file"),
+    (["/etc/hostname"], "not inside the repository"),
+    (["configs"], "a directory"),
+])
+def test_bad_scope_input_is_one_line_and_exit_2(two_configs, args, says):
+    proc = doctor(two_configs, *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert says in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in proc.stderr
+
+
+def test_changed_since_outside_git_is_exit_2(tmp_path):
+    (tmp_path / "plain").mkdir()
+    proc = doctor(tmp_path / "plain", "--changed-since", "HEAD", "--repo", str(tmp_path / "plain"))
+    assert proc.returncode == 2 and "not inside a git work tree" in proc.stderr
+
+
+def _key(doc: dict, check: str) -> set:
+    return {((f.get("location") or {}).get("path"), (f.get("location") or {}).get("line"),
+             f.get("message", "")[:40])
+            for r in doc["results"] if r["id"] == check for f in r.get("findings") or []}
+
+
+# checks whose fixtures run a model or torch.load a cache (seconds each): what they judge
+# is not found through the repo's files, so the scope does not change it
+LIVE = {"ddp-smoke", "resume-checkpoint-mismatch", "cuda-tensor-in-shared-cache"}
+
+
+@pytest.mark.parametrize("check_id, case", [c for c in fixture_cases() if c[0] not in LIVE],
+                         ids=lambda v: getattr(v, "name", v))
+def test_a_scoped_run_never_reports_what_the_full_run_does_not(check_id, case, tmp_path,
+                                                               monkeypatch):
+    """Each fixture case, scoped to each of its files in turn: every finding is one the
+    full run of the same case makes (a scoped gate never blocks what a full one passes)."""
+    # the site profile is not what is compared: no `scontrol` wait per Job
+    monkeypatch.setattr(sites, "detect", lambda: (None, None))
+    root = materialize(case, tmp_path)
+    spec = get(check_id)
+    full = _key(run_checks(job_in(case, root), [spec]).doc(), check_id)
+    files = sorted((not p.suffix.startswith((".y", ".sb", ".sh", ".py")), str(p.relative_to(root)))
+                   for p in root.rglob("*") if p.is_file()
+                   and not {".git", "venv", "__pycache__"} & set(p.relative_to(root).parts))
+    for _, rel in files[:3]:   # configs, scripts and modules first
+        job = job_in(case, root, scope=from_files(root, [root / rel]))
+        scoped = _key(run_checks(job, [spec]).doc(), check_id)
+        assert scoped <= full, f"scoped to {rel}: {sorted(scoped - full)}"
