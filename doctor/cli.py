@@ -93,7 +93,8 @@ def input_options(files: bool):
                               "changed since the merge base of REV and HEAD (commits, index, "
                               "work tree, untracked), and what ties them to a job "
                               "(docs/ci.md)."),
-                 click.argument("paths", nargs=-1, type=click.Path(path_type=Path))]
+                 click.argument("paths", nargs=-1, metavar="[FILE]...",
+                                type=click.Path(path_type=Path))]
     opts += [click.option("--only", multiple=True,
                           help="Comma-separated check ids or tags to run."),
              click.option("--skip", multiple=True,

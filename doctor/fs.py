@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat as _stat
 import threading
 from pathlib import Path
@@ -143,6 +144,36 @@ def glob(root: Path, pattern: str, log: Log = None) -> list:
     except (ValueError, NotImplementedError, RecursionError):  # "" or a bad pattern
         pass
     return sorted(p for p in hits if is_file(p, log))
+
+
+def glob_regex(pattern: str) -> "re.Pattern":
+    """A relative Path.glob pattern as a regex over repo-relative names: `**` spans
+    directories, `*`, `?` and `[...]` stay within one name, as Path.glob matches them."""
+    out = []
+    parts = pattern.strip("/").split("/")
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            out.append("(?!)" if last else "(?:[^/]+/)*")   # a last `**`: directories only
+            continue
+        seg, j = "", 0
+        while j < len(part):
+            c = part[j]
+            k = part.find("]", j + 2) if c == "[" else -1
+            if c == "*":
+                seg += "[^/]*"
+            elif c == "?":
+                seg += "[^/]"
+            elif k != -1:
+                body = part[j + 1:k]
+                body = "^" + body[1:] if body.startswith("!") else body
+                seg += "[" + body.replace("\\", "\\\\") + "]"
+                j = k
+            else:
+                seg += re.escape(c)
+            j += 1
+        out.append(seg if last else seg + "/")
+    return re.compile("".join(out) + r"\Z")
 
 
 def realpath(path: Any) -> str:

@@ -231,3 +231,21 @@ def test_a_scoped_run_never_reports_what_the_full_run_does_not(check_id, case, t
         job = job_in(case, root, scope=from_files(root, [root / rel]))
         scoped = _key(run_checks(job, [spec]).doc(), check_id)
         assert scoped <= full, f"scoped to {rel}: {sorted(scoped - full)}"
+
+
+@pytest.mark.parametrize("pattern", [
+    "configs/**/*.yaml", "conf/**/*.yml", "configs/*.yaml", "configs/a?.yaml",
+    "configs/[a-b]*.yaml", "configs/[!a]*.yaml", "**/*.yaml", "configs/x/*", "configs/**"])
+def test_glob_regex_matches_as_path_glob_does(tmp_path, pattern):
+    """A scoped run matches the config globs against its file names; Path.glob on a
+    real tree is the oracle."""
+    from doctor.fs import glob_regex
+
+    names = ["configs/a.yaml", "configs/x/b.yaml", "configs/x/y/c.yml", "conf/d.yml",
+             "other/configs/e.yaml", "configs/.h.yaml", "configs/f.json", "configs/ab.yaml",
+             "configs/x/[z].yaml", "configs/x/y/z/deep.yaml"]
+    for n in names:
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_text("")
+    want = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob(pattern) if p.is_file())
+    assert sorted(n for n in names if glob_regex(pattern).match(n)) == want

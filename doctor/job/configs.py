@@ -1,6 +1,7 @@
 """Training configs: YAML loaded with the line of every mapping and key."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,6 +180,9 @@ class ConfigFile:
         if origin is None:
             return Location(self.rel, self.line_of(mapping, key) or None)
         path, line = origin
+        # `src/pkg/../../configs/x.yaml` (a Hydra config_path) is shown, and located by
+        # SARIF viewers, as configs/x.yaml
+        path = os.path.normpath(path) if ".." in str(path).split(os.sep) else path
         root = str(self.path)[:-len(self.rel)] if str(self.path).endswith(self.rel) else ""
         if root and str(path).startswith(root):
             path = str(path)[len(root):]

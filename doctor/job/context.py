@@ -163,11 +163,16 @@ class Job:
         paths = [self._path(p) for p in explicit]  # each is read (or refused) by _load_config
         globs = self.settings.configs or ([] if paths else list(DEFAULT_CONFIG_GLOBS))
         for pattern in globs:
+            if self.scope is not None and not unscoped and not os.path.isabs(str(pattern)):
+                # the files in scope that the glob matches, without walking the directories
+                match = fs.glob_regex(str(pattern)).match
+                hits = sorted(self.repo / r for r in self.repo_rels() if match(r))
+                hits = [p for p in hits if fs.is_file(p, self.unreadable)]
+            else:
+                hits = [p for p in fs.glob(self.repo, str(pattern), self.unreadable)
+                        if self.scope is None or unscoped or self.rel(p) in self.repo_rel_set()]
             # a file the globs found but cannot open is skipped (and counted), not fatal
-            paths += [p for p in fs.glob(self.repo, str(pattern), self.unreadable)
-                      if fs.read_bytes(p, self.unreadable, 0) is not None
-                      and (self.scope is None or unscoped
-                           or self.rel(p) in self.repo_rel_set())]
+            paths += [p for p in hits if fs.read_bytes(p, self.unreadable, 0) is not None]
         return _unique(paths)
 
     def _load_config(self, path: Path) -> ConfigFile:

@@ -12,15 +12,14 @@ starts from the files that changed and adds what ties them to a job, by name:
 What a step names is read by path, as in a full run: a changed script's configs, their
 Hydra defaults, its entry module, the scripts it sources. The Python sources that the
 code checks scan are the changed ones, the entry modules of the job scripts in scope,
-and the repo modules those import. The git checks look at the changed paths, and with
---changed-since at the blobs of the commits since the merge base.
+and the repo modules those import (doctor/job/sources.py). The git checks look at the
+changed paths, and with --changed-since at the blobs of the commits since the merge base.
 
 A change to the settings (doctor.yaml, pyproject.toml) or to .gitignore makes the run
 a full one: every check may read them.
 """
 from __future__ import annotations
 
-import ast
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -119,8 +118,8 @@ def scoped_rels(job: Any, every: list, may_link: Any) -> list:
     `may_link(rel)`: a name a job script may have."""
     listed = set(every)
     scope = {r for r in job.scope.changed if r in listed or os.path.isfile(job.repo / r)}
-    linkers: dict = {r: None for r in every if r not in scope
-               and (r.endswith(CONFIG_SUFFIXES) or may_link(r))}
+    linkers: dict = {r: None for r in every if not r.endswith(".py")   # most of a repo
+                     and (r.endswith(CONFIG_SUFFIXES) or may_link(r)) and r not in scope}
     frontier = set(scope)
     for _ in range(LINK_DEPTH):
         words = sorted({w for r in frontier for w in _names_of(r)})
@@ -151,67 +150,3 @@ def _names_of(rel: str) -> list:
             "/__init__")
         return [mod.replace("/", "."), rel.removeprefix("src/")]
     return [rel.rpartition("/")[2], stem] if len(stem) > 1 else [rel.rpartition("/")[2]]
-
-
-def python_paths(job: Any, listed: list, every: list) -> list:
-    """The Python sources of a scoped run: the changed ones, the entry modules of the job
-    scripts in scope, and the repo modules they import, transitively."""
-    from doctor.job.sources import tree_of
-
-    known = {r for r in every if r.endswith(".py")}
-    todo = [job.repo / r for r in listed]
-    for script in job.scripts:
-        entry = job.entry_file(job.step(script))
-        if entry is not None:
-            todo.append(Path(entry))
-    seen: dict = {}
-    while todo:
-        path = todo.pop()
-        rel = job.rel(path)
-        if rel in seen or rel.startswith("/"):
-            continue
-        seen[rel] = path
-        tree = tree_of(job, path)
-        if tree is not None:
-            todo += [job.repo / r for r in _imported(tree, rel, known) if r not in seen]
-    return list(seen.values())
-
-
-def _imported(tree: ast.AST, rel: str, known: set) -> list:
-    """Repo files that `tree`'s imports may name (as modules of the repo root or src/,
-    relative to the file, or beside it as a script's sys.path[0])."""
-    here = rel.rpartition("/")[0]
-    out = []
-    for node in ast.walk(tree):
-        mods: list = []
-        if isinstance(node, ast.Import):
-            mods = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                pkg = "/".join(here.split("/")[:len(here.split("/")) - node.level + 1]) \
-                    if here else ""
-                head = f"{pkg}/{node.module.replace('.', '/')}" if node.module else pkg
-                heads = [head.strip("/")]
-            else:
-                heads = [node.module.replace(".", "/")] if node.module else []
-            mods = []
-            for h in heads:
-                out += _files([h] + [f"{h}/{a.name}" for a in node.names], known,
-                              ("",) if node.level else ("", "src/", f"{here}/" if here
-                                                        else ""))
-            continue
-        for m in mods:
-            parts = m.split(".")
-            out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)], known,
-                          ("", "src/", f"{here}/" if here else ""))
-    return out
-
-
-def _files(mods: list, known: set, roots: tuple) -> list:
-    out = []
-    for m in mods:
-        for root in dict.fromkeys(roots):
-            for cand in (f"{root}{m}.py", f"{root}{m}/__init__.py"):
-                if cand in known:
-                    out.append(cand)
-    return out

@@ -44,8 +44,6 @@ def raw_texts(job, whole: bool = False) -> list:
 
     def read_all() -> list:
         if job.scope is not None and not whole:
-            from doctor.job.scope import python_paths
-
             paths = [str(p) for p in python_paths(
                 job, [r for r in job.repo_rels() if r.endswith(".py")], job.every_rel())]
         else:
@@ -165,3 +163,66 @@ def dotted(node: ast.AST) -> str:
         inner = dotted(node.value)
         return f"{inner}.{node.attr}" if inner else ""
     return ""
+
+
+# ---- a scoped run's sources (doctor/job/scope.py) --------------------------------
+def python_paths(job: Any, listed: list, every: list) -> list:
+    """The Python sources of a scoped run: the changed ones, the entry modules of the job
+    scripts in scope, and the repo modules they import, transitively."""
+    known = {r for r in every if r.endswith(".py")}
+    todo = [job.repo / r for r in listed]
+    for script in job.scripts:
+        entry = job.entry_file(job.step(script))
+        if entry is not None:
+            todo.append(Path(entry))
+    seen: dict = {}
+    while todo:
+        path = todo.pop()
+        rel = job.rel(path)
+        if rel in seen or rel.startswith("/"):
+            continue
+        seen[rel] = path
+        tree = tree_of(job, path)
+        if tree is not None:
+            todo += [job.repo / r for r in _imported(tree, rel, known) if r not in seen]
+    return list(seen.values())
+
+
+def _imported(tree: ast.AST, rel: str, known: set) -> list:
+    """Repo files that `tree`'s imports may name (as modules of the repo root or src/,
+    relative to the file, or beside it as a script's sys.path[0])."""
+    here = rel.rpartition("/")[0]
+    out = []
+    for node in ast.walk(tree):
+        mods: list = []
+        if isinstance(node, ast.Import):
+            mods = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                pkg = "/".join(here.split("/")[:len(here.split("/")) - node.level + 1]) \
+                    if here else ""
+                head = f"{pkg}/{node.module.replace('.', '/')}" if node.module else pkg
+                heads = [head.strip("/")]
+            else:
+                heads = [node.module.replace(".", "/")] if node.module else []
+            mods = []
+            for h in heads:
+                out += _files([h] + [f"{h}/{a.name}" for a in node.names], known,
+                              ("",) if node.level else ("", "src/", f"{here}/" if here
+                                                        else ""))
+            continue
+        for m in mods:
+            parts = m.split(".")
+            out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)], known,
+                          ("", "src/", f"{here}/" if here else ""))
+    return out
+
+
+def _files(mods: list, known: set, roots: tuple) -> list:
+    out = []
+    for m in mods:
+        for root in dict.fromkeys(roots):
+            for cand in (f"{root}{m}.py", f"{root}{m}/__init__.py"):
+                if cand in known:
+                    out.append(cand)
+    return out
