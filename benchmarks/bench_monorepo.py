@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 from gen_monorepo import generate
 from rounds import alternate, medians
@@ -96,7 +97,12 @@ def git(repo: Path, *args: str) -> None:
                             GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com"))
 
 
-def bench_changed(repo: Path, runs: int, env: dict) -> None:
+def findings(report: dict) -> set:
+    return {(r["id"], f["location"]["path"], f["location"].get("line"))
+            for r in report["results"] for f in r.get("findings") or [] if f.get("location")}
+
+
+def bench_changed(repo: Path, runs: int, env: dict, full: Optional[dict]) -> None:
     for kind, exp in pick_experiments(repo).items():
         original = exp.read_text()
         exp.write_text(original + "# changed by bench_monorepo.py\n")
@@ -112,6 +118,10 @@ def bench_changed(repo: Path, runs: int, env: dict) -> None:
             failing = sorted(r["id"] for r in report["results"] if r["status"] == "fail")
             print(f"\n{exp.relative_to(repo)} changed ({kind} data config): "
                   f"{report['facts']['scope']}, failing: {failing or 'none'}")
+            if full is not None:   # a scoped run never reports what the full run does not
+                extra = findings(report) - findings(full)
+                print(f"findings: {len(findings(report))}, all in the full run's: "
+                      f"{'yes' if not extra else sorted(extra)[:5]}")
             med = medians(times)
             goal = med["doctor --changed-since"] <= 0.3
             print(f"doctor --changed-since: {med['doctor --changed-since']:.2f} s (goal <= 0.3 s: "
@@ -139,13 +149,12 @@ def main() -> int:
             repo.mkdir()
             print(f"generating {args.py:,} Python files in {repo} ...", flush=True)
             generate(repo, args.py, 1_000, 200, 17)
-        if not args.no_full:
-            bench_full(repo, args.runs, args.slowest, env)
-        bench_changed(repo, args.runs, env)
+        full = None if args.no_full else bench_full(repo, args.runs, args.slowest, env)
+        bench_changed(repo, args.runs, env, full)
     return 0
 
 
-def bench_full(repo: Path, runs: int, slowest: int, env: dict) -> None:
+def bench_full(repo: Path, runs: int, slowest: int, env: dict) -> dict:
     doctor = [sys.executable, "-m", "doctor", "run", "--static", "--repo", str(repo),
               "--format", "json"]
     floor = [sys.executable, "-c", FLOOR, str(repo)]
@@ -160,6 +169,7 @@ def bench_full(repo: Path, runs: int, slowest: int, env: dict) -> None:
         f"{r['id']} {r['duration_s']:.2f} s" for r in slow))
     ratio = med["doctor run --static"] / med["floor"]
     print(f"ratio doctor/floor: {ratio:.2f} (goal <= 2: {'met' if ratio <= 2 else 'MISSED'})")
+    return report
 
 
 if __name__ == "__main__":

@@ -160,3 +160,13 @@ def test_pwd_follows_cd(tmp_path, body, pythonpath):
     value = job.step(job.scripts[0]).env["PYTHONPATH"]
     assert value.value == pythonpath
     assert value.resolved == (not pythonpath.startswith("$"))
+
+
+def test_a_script_name_with_colons_keeps_its_line(tmp_path):
+    """Found by tests/test_fuzz.py: a job script named `:0` made the SLURM_NNODES
+    source `:0:2 (#SBATCH --nodes=1)` an internal error."""
+    repo = _repo(tmp_path, {":0": SBATCH.format(directives="#SBATCH --ntasks-per-node=4",
+                                                body="srun python train.py")})
+    job = Job(repo, static=True, env={})
+    nnodes = job.step(job.scripts[0]).env["SLURM_NNODES"]
+    assert (nnodes.value, nnodes.path, nnodes.line) == ("2", ":0", 2)

@@ -135,6 +135,20 @@ def test_a_settings_change_checks_everything(two_configs):
     assert json.loads(proc.stdout)["facts"]["scope"]["full_run"] == "doctor.yaml changed"
 
 
+def test_a_settings_file_given_with_settings_changes_everything(two_configs):
+    (two_configs / "ci").mkdir()
+    (two_configs / "ci" / "doctor-ci.yaml").write_text("torch_version: '2.5.1'\n")
+    commit_all(two_configs, "ci settings")
+    proc = doctor(two_configs, "--settings", "ci/doctor-ci.yaml", "--changed-since", "HEAD~1")
+    assert "ci/doctor-ci.yaml changed, so every file is checked" in proc.stderr
+    assert len(findings(proc, "dataloader-option-conflict")) == 2
+    (two_configs / "sub").mkdir()   # a nested pyproject.toml is some other package's
+    (two_configs / "sub" / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    commit_all(two_configs, "sub package")
+    proc = doctor(two_configs, "--changed-since", "HEAD~1")
+    assert proc.returncode == 0 and "1 changed file, 1 checked" in proc.stderr
+
+
 def test_a_changed_hydra_default_reaches_its_job_script(tmp_path):
     """trainer/default.yaml changed: train.yaml lists it, slurm/train.sbatch runs
     train.py, whose @hydra.main composes train.yaml: the script's 4 ranks per node

@@ -66,8 +66,6 @@ class Job:
         self.login_env: dict = dict(os.environ if env is None else env)
         self.in_job = "SLURM_JOB_ID" in self.login_env
         self.static = static
-        self.scope_given = scope
-        self.scope = scope if scope is not None and scope.full is None else None
         if model is not None and not is_factory(model):
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")
@@ -83,6 +81,11 @@ class Job:
         self._shared: dict = {}  # thread id -> _SharedClock
         self._busy = _BusyClock()  # while any thread computes shared work
         self._cleanups: list = []
+        settings_file_used = (self.settings.path or "").removesuffix("[tool.doctor]")
+        if scope is not None and settings_file_used:   # a changed settings file: full run
+            scope = scope.settings_changed(self.rel(settings_file_used))
+        self.scope_given = scope
+        self.scope = scope if scope is not None and scope.full is None else None
         # the files as written; `configs` is what the job's steps read of them
         self.config_files: list = self._load_configs(configs)
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -31,7 +31,8 @@ from doctor import fs
 from doctor.errors import InputError
 from doctor.scanners.git import run_git
 
-# a change to one of these makes the run full (settings, and what hides files from git)
+# a change to one of these makes the run full (the settings, the package's layout, what
+# hides files from git: any .gitignore), as does one to the settings file the run reads
 FULL_RUN_NAMES = ("doctor.yaml", "pyproject.toml", ".gitignore")
 LINK_DEPTH = 3              # default -> experiment config -> job script
 MAX_LINKER_BYTES = 1 << 20  # a job script or config bigger than this is data
@@ -47,6 +48,12 @@ class Scope:
     label: str
     base: Optional[str] = None
     full: Optional[str] = None
+
+    def settings_changed(self, rel: str) -> "Scope":
+        """This scope, full when `rel` (the settings file the run reads) changed."""
+        if self.full is None and rel in self.changed:
+            return replace(self, full=f"{rel} changed")
+        return self
 
     def to_dict(self) -> dict:
         out: dict = {"given": self.label, "changed": len(self.changed)}
@@ -107,7 +114,7 @@ def from_files(repo: Path, files: Iterable[Path]) -> Scope:
 def _scope(repo: Path, rels: Iterable[str], label: str, base: Optional[str]) -> Scope:
     changed = frozenset(r for r in rels if os.path.isfile(os.path.join(repo, r)))
     full = next((f"{r} changed" for r in sorted(changed)
-                 if r.rpartition("/")[2] in FULL_RUN_NAMES), None)
+                 if r in FULL_RUN_NAMES or r.endswith("/.gitignore")), None)
     return Scope(changed, label, base, full)
 
 

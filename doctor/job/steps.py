@@ -205,10 +205,10 @@ def _slurm_env(state: EnvState, counts: dict, batch: Optional[SbatchScript]) -> 
         c = resolved.get(name)
         if c is not None and c.value is not None and c.source != "default" \
                 and var not in state.values:
-            path, _, line = c.source.partition(":")
+            # `job.sbatch:3 (#SBATCH --nodes=1)`; the script's name may hold a colon
+            path, _, line = c.source.split(" (", 1)[0].rpartition(":")
             state.put(EnvValue(var, str(c.value), "slurm", path or None,
-                               int(line.split()[0]) if line[:1].isdigit() else None,
-                               channel="slurm"))
+                               int(line) if line.isdigit() else None, channel="slurm"))
 
 
 # ---- the walk ----------------------------------------------------------
