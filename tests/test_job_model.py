@@ -7,6 +7,7 @@ same script, and hip-alloc-conf called a job ROCm that miopen-cache-shared skipp
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -170,3 +171,24 @@ def test_a_script_name_with_colons_keeps_its_line(tmp_path):
     job = Job(repo, static=True, env={})
     nnodes = job.step(job.scripts[0]).env["SLURM_NNODES"]
     assert (nnodes.value, nnodes.path, nnodes.line) == ("2", ":0", 2)
+
+
+def test_rel_resolves_directories_as_realpath_does(tmp_path):
+    """Job.rel resolves each directory once, from its parent's resolution and one lstat
+    of its own; os.path.realpath is the oracle, links to links and `..` included."""
+    repo = tmp_path / "repo"
+    (repo / "a" / "b").mkdir(parents=True)
+    (repo / "c").symlink_to("a")
+    (repo / "a" / "up").symlink_to("..")
+    (repo / "a" / "b" / "deep").symlink_to(repo / "a")
+    (repo / "e").symlink_to("a/b")
+    (tmp_path / "outside").mkdir()
+    (repo / "out").symlink_to(tmp_path / "outside")
+    job = Job(repo, static=True, env={})
+    for d in ["a", "a/b", "c", "c/b", "a/up", "a/up/c/b", "a/b/deep/b", "e", "e/deep",
+              "c/up/e", "out", "a/up/out"]:
+        path = os.path.join(repo, d, "f.py")
+        real = os.path.realpath(path)
+        top = os.path.realpath(repo)
+        want = real[len(top) + 1:] if real.startswith(top + "/") else path
+        assert job.rel(path) == want, d

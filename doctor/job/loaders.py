@@ -1,6 +1,8 @@
 """DataLoader specs in the training configs: which mappings are DataLoaders' options."""
 from __future__ import annotations
 
+import functools
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,13 +77,25 @@ def merge_template_lines(cfg: ConfigFile) -> set:
     (`<<: *loader`): shared defaults, not DataLoaders; the mappings they are merged
     into are checked with their own num_workers."""
     try:
-        text = Path(cfg.path).read_text(errors="replace")
+        st = os.stat(cfg.path)
     except OSError:
         return set()
+    # a composed config is its primary file again, once per job script that composes it
+    return set(_merge_template_lines(os.fspath(cfg.path), st.st_mtime_ns, st.st_size))
+
+
+@functools.lru_cache(maxsize=4096)
+def _merge_template_lines(path: str, _mtime: int, _size: int) -> frozenset:
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return frozenset()
     merged = {name for line in re.findall(r"<<\s*:([^\n]*)", text)
               for name in re.findall(r"\*([\w.-]+)", line)}
-    return {n for n, line in enumerate(text.splitlines(), 1)
-            if any(name in merged for name in re.findall(r"&([\w.-]+)", line))}
+    if not merged:
+        return frozenset()
+    return frozenset(n for n, line in enumerate(text.splitlines(), 1)
+                     if any(name in merged for name in re.findall(r"&([\w.-]+)", line)))
 
 
 def _int(v: Any) -> Optional[int]:

@@ -8,8 +8,8 @@ only the few files that name (say) `wandb` are parsed at all.
 from __future__ import annotations
 
 import ast
+import bisect
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any, Optional
@@ -136,22 +136,48 @@ def trees_mentioning(job, *needles: bytes, whole: bool = False) -> list:
     first, so a reader that only cares about (say) `wandb` neither parses nor walks the
     rest of a large repo (each file is parsed once, whichever reader asks first)."""
     def find() -> list:
-        if not needles:
-            return []
-        mentions = re.compile(b"|".join(re.escape(n) for n in needles)).search
-        return [(Path(p), t) for p, text in raw_texts(job, whole) if mentions(text)
-                and (t := _tree(job, p, text)) is not None]
+        texts = raw_texts(job, whole)
+        hits = _mentioning(job, whole, needles)
+        return [(Path(texts[i][0]), t) for i in sorted(hits)
+                if (t := _tree(job, texts[i][0], texts[i][1])) is not None]
     whole = whole and job.scope is not None
     return job.memo(("trees_mentioning", needles) + (("whole",) if whole else ()), find)
+
+
+def _mentioning(job, whole: bool, needles: tuple) -> set:
+    """Indexes into raw_texts of the texts that contain a needle. All texts joined by NUL
+    once per run, each needle found with bytes.find (memchr speed) and the search
+    resumed at the next text after a hit: 2-3 × a regex per text on 90k files."""
+    texts = raw_texts(job, whole)
+
+    def join() -> tuple:
+        starts, at = [], 0
+        for _, text in texts:
+            starts.append(at)
+            at += len(text) + 1
+        return b"\0".join(text for _, text in texts), starts
+    blob, starts = job.memo(("source_blob", whole), join)
+    hits: set = set()
+    for needle in needles:
+        if not needle or b"\0" in needle:
+            continue
+        i = blob.find(needle)
+        while i != -1:
+            k = bisect.bisect_right(starts, i) - 1
+            hits.add(k)
+            i = blob.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
+    return hits
 
 
 def source_path(job, path: Path) -> Optional[Path]:
     """`path` as python_sources lists it (the same file, by its place in the repo), or
     None when it is not one of the repo's sources."""
     names = job.memo("python_source_names",
-                     lambda: {os.path.normpath(p): p for p in python_sources(job)})
+                     lambda: {os.path.normpath(p): p for p, _ in raw_texts(job)})
     hit = names.get(os.path.normpath(path))   # the repo's files are listed at their real place
-    return hit if hit is not None else names.get(os.path.join(job.repo, job.rel(path)))
+    if hit is None:
+        hit = names.get(os.path.join(job.repo, job.rel(path)))
+    return Path(hit) if hit is not None else None
 
 
 def dotted(node: ast.AST) -> str:
