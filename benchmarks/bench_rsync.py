@@ -79,6 +79,8 @@ def main() -> None:
 def bench_cli(tmp: Path, rounds: int) -> None:
     tree = tmp / "tree"
     (tree / "scripts").mkdir()
+    (tree / "src" / "pkg" / "data").mkdir(parents=True)   # what --exclude=data drops too
+    (tree / "src" / "pkg" / "data" / "__init__.py").write_text("")
     words = " ".join(f"'{a}'" for a in ARGS)
     (tree / "scripts" / "deploy.sh").write_text(
         f"#!/bin/bash\nrsync -a {words} ./ cluster:/scratch/proj/\n")

@@ -15,7 +15,7 @@ from doctor.job.context import Job
 from doctor.model import Edit
 from doctor.job.shell import effective_command, expand, split_commands, unquote
 from doctor.scanners.git import repo_for
-from doctor.scanners.rsync import Command, Rule, Unsupported, parse_command, topmost, transfer_list
+from doctor.scanners.rsync import (Command, Exclusions, Rule, Unsupported, parse_command, topmost)
 
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm"}
 PY_SOURCE = (".py", ".pyi", ".pyx", ".pxd")
@@ -237,17 +237,15 @@ def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,
     # names in the transfer → repo-relative paths
     base_rel = job.rel(src) if trailing else job.rel(src.parent)
     base_rel = "" if base_rel == "." else base_rel + "/"
-    sent = None
+    walk = None
     for rule in cmd.rules.rules:
         if rule.action != "-" or rule.anchored or rule.negate or rule.origin == "-C" \
                 or SUFFIX_GLOB.match(rule.pattern):
             continue
-        if sent is None:
-            sent = set(transfer_list(walk_src, cmd.rules, follow_links=cmd.follow_links))
+        if walk is None:   # one walk of the tree for every candidate rule
+            walk = Exclusions(walk_src, cmd.rules, follow_links=cmd.follow_links)
         fixed = Rule("-", _anchored(rule, source), origin=rule.origin)
-        kept = set(transfer_list(walk_src, cmd.rules.replaced(rule, fixed),
-                                 follow_links=cmd.follow_links))
-        dropped = kept - sent
+        dropped = set(walk.sent_if_replaced(rule, fixed))
         lost = sorted(base_rel + n for n in dropped if not n.endswith("/")
                       and base_rel + n in tracked)
         if not lost:

@@ -13,10 +13,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from doctor.scanners.rsync import parse_command, transfer_list
+from doctor.scanners.rsync import Exclusions, parse_command, transfer_list
 
 RSYNC = shutil.which("rsync")
 pytestmark = pytest.mark.skipif(RSYNC is None,
@@ -153,3 +153,33 @@ def test_generated_rules_match_real_rsync(files, rule_list, trailing):
         args = [f"--filter={a} {p}" for a, p in rule_list]
         src = "t/" if trailing else "t"
         assert emulated(args, src, base) == real_rsync(args, src, base, base / "home"), args
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(files=trees, rule_list=rules, trailing=st.booleans(), pick=st.integers(0, 3))
+def test_one_walk_finds_what_anchoring_a_rule_would_send(files, rule_list, trailing, pick):
+    """rsync-exclude-unanchored walks the tree once (Exclusions) and asks, per unanchored
+    exclude, what its anchored form would send too; real rsync run with each rule list
+    is the oracle."""
+    unanchored = [i for i, (a, p) in enumerate(rule_list) if a == "-" and not p.startswith("/")]
+    assume(unanchored)
+    i = unanchored[pick % len(unanchored)]
+    with tempfile.TemporaryDirectory() as d:
+        base = Path(d)
+        materialize(files, base / "t")
+        (base / "home").mkdir()
+        src = "t/" if trailing else "t"
+        anchored = "/" + rule_list[i][1] if trailing else "/t/" + rule_list[i][1]
+        args = [f"--filter={a} {p}" for a, p in rule_list]
+        fixed_args = args[:i] + [f"--filter=- {anchored}"] + args[i + 1:]
+        cmd = parse_command(["rsync", *args, src, "_dst/"], lambda p: b"")
+        fixed = parse_command(["rsync", *fixed_args, src, "_dst/"], lambda p: b"").rules.rules[i]
+        old = os.getcwd()
+        os.chdir(base)
+        try:
+            found = Exclusions(src, cmd.rules).sent_if_replaced(cmd.rules.rules[i], fixed)
+        finally:
+            os.chdir(old)
+        want = set(real_rsync(fixed_args, src, base, base / "home")) - \
+            set(real_rsync(args, src, base, base / "home"))
+        assert sorted(found) == sorted(want), (args, fixed_args)

@@ -296,6 +296,10 @@ def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
     directory itself (its basename is the first name component).
     """
     rl = rules if isinstance(rules, RuleList) else RuleList(rules)
+    return _transfer(source, rl, follow_links, None)
+
+
+def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[dict]) -> list:
     matchers = [(r.action == "+", compile_rule(r)) for r in rl.rules]
     cvs = [(False, compile_rule(r)) for r in rl.cvs]
     out: list = []
@@ -307,13 +311,55 @@ def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
         name = os.path.basename(top)
         is_dir = os.path.isdir(top) if follow_links or not os.path.islink(top) else False
         if _excluded(matchers, cvs, [], name, is_dir):
+            _record(record, matchers, name, is_dir, top, [])
             return out
         out.append(name + "/" if is_dir else name)
         if not is_dir:
             return out
         prefix = name + "/"
-    _walk(top, prefix, matchers, cvs, rl.cvs_per_dir, follow_links, out)
+    _walk(top, prefix, matchers, cvs, rl.cvs_per_dir, follow_links, out, record)
     return out
+
+
+def _record(record: Optional[dict], matchers: list, path: str, is_dir: bool, fs_path: str,
+            local: list) -> None:
+    """Note an excluded entry under the rule that matched it first (none: local or cvs)."""
+    if record is None:
+        return
+    for k, (_, m) in enumerate(matchers):
+        if m(path, is_dir):
+            record.setdefault(k, []).append((path, is_dir, fs_path, local))
+            return
+
+
+class Exclusions:
+    """One walk's transfer list, and for each rule of the list the entries it excluded
+    as the first rule to match: what replacing that rule can change (sent_if_replaced).
+    One walk serves every candidate rule instead of a walk per rule."""
+
+    def __init__(self, source: str, rules: "RuleList", follow_links: bool = False):
+        self.rules = rules
+        self.follow = follow_links
+        self.by_rule: dict = {}   # index into rules.rules -> [(path, is_dir, fs_path, local)]
+        self.sent = _transfer(source, rules, follow_links, self.by_rule)
+
+    def sent_if_replaced(self, old: Rule, new: Rule) -> list:
+        """The names the transfer would add if `new` stood in place of `old`, where `new`
+        matches no path that `old` does not (its anchored form)."""
+        i = next(k for k, r in enumerate(self.rules.rules) if r is old)
+        rl = self.rules.replaced(old, new)
+        matchers = [(r.action == "+", compile_rule(r)) for r in rl.rules]
+        cvs = [(False, compile_rule(r)) for r in rl.cvs]
+        out: list = []
+        for path, is_dir, fs_path, local in self.by_rule.get(i, ()):
+            if _excluded(matchers, cvs, local, path, is_dir):
+                continue
+            if is_dir:
+                out.append(path + "/")
+                _walk(fs_path, path + "/", matchers, cvs, rl.cvs_per_dir, self.follow, out)
+            else:
+                out.append(path)
+        return out
 
 
 def _excluded(matchers: list, cvs: list, local: list, path: str, is_dir: bool) -> bool:
@@ -326,7 +372,7 @@ def _excluded(matchers: list, cvs: list, local: list, path: str, is_dir: bool) -
 
 
 def _walk(dirpath: str, prefix: str, matchers: list, cvs: list, per_dir: bool,
-          follow: bool, out: list) -> None:
+          follow: bool, out: list, record: Optional[dict] = None) -> None:
     try:
         entries = list(os.scandir(dirpath))
     except OSError:
@@ -351,10 +397,11 @@ def _walk(dirpath: str, prefix: str, matchers: list, cvs: list, per_dir: bool,
         path = prefix + e.name
         if matchers or local or cvs:
             if _excluded(matchers, cvs, local, path, is_dir):
+                _record(record, matchers, path, is_dir, e.path, local)
                 continue
         if is_dir:
             out.append(path + "/")
-            _walk(e.path, path + "/", matchers, cvs, per_dir, follow, out)
+            _walk(e.path, path + "/", matchers, cvs, per_dir, follow, out, record)
         else:
             out.append(path)
 
