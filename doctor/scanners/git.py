@@ -187,7 +187,18 @@ class GitRepo:
         return [Blob(p, oid, sizes.get(oid, 0), "index") for p, oid in entries]
 
     def tracked_paths(self) -> set:
-        return {b.path for b in self.index()}
+        """The index's paths (gitlinks too): the names alone, without the blob sizes
+        that index() asks git for, unless a git check has read the index already."""
+        def names() -> set:   # under self._lock (_once)
+            index = self._memo.get("index")
+            if index is not None:
+                return {b.path for b in index}
+            limit = self.limit()
+            if limit is None:
+                return set()
+            res = checked(self.git("ls-files", "-z", *limit), "ls-files")
+            return {p for p in res.stdout.split("\0") if p}
+        return self._once("tracked", names)
 
     def untracked(self) -> list:
         """[Blob] for untracked, not ignored regular files (about to be committed)."""
