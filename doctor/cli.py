@@ -163,7 +163,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
 
-    progress = _progress()
+    progress = _with_progress(job, _progress())
     if gather or (not static and wants_gather(job.login_env)):
         plan = plan_from_env(job.login_env, timeout=gather_timeout)
         report, writes = run_gathered(
@@ -213,8 +213,20 @@ def _progress():
         if shown:
             click.echo("\r\033[K", err=True, nl=False)
 
+    def say(message: str) -> None:  # shared work that takes a while (Job.say)
+        shown.append(message)
+        click.echo(f"\r\033[K  {message}", err=True, nl=False)
+
     on_done.finish = finish  # type: ignore[attr-defined]
+    on_done.say = say  # type: ignore[attr-defined]
     return on_done
+
+
+def _with_progress(job, progress):
+    """The job tells the progress line about its long shared reads."""
+    if progress is not None:
+        job.say = progress.say
+    return progress
 
 
 def _end_progress(progress) -> None:
@@ -262,7 +274,7 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                    scope=scope)
 
     job = new_job()
-    progress = _progress()
+    progress = _with_progress(job, _progress())
     report = run(job, only=_split(only), skip=_split(skip), static=static, no_smoke=True,
                  fail_on=Severity.parse(fail_on), on_done=progress)
     _end_progress(progress)
@@ -429,7 +441,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     refuse_empty(("--json", json_file))
     if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
         check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job))
-    progress = _progress()
+    progress = _with_progress(job, _progress())
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
                  fail_on=Severity.parse(fail_on), on_done=progress)
     _end_progress(progress)

@@ -93,3 +93,43 @@ def test_a_tracked_file_grown_in_the_work_tree_is_still_sized(tmp_path):
     (finding,) = result_of(doc, "git-large-file")["findings"]
     assert code == 0 and finding["severity"] == "warning"   # over 50 MB, under 100 MiB
     assert finding["data"] == {"path": "model.pt", "size": 60 * 1024 * 1024, "where": "index"}
+
+
+def test_a_terminal_is_told_about_a_long_read_of_sources(tmp_path):
+    """A repo of 5,000 sources: on a terminal, stderr says what the run is reading before
+    any check ends; the line is cleared before the report, and a pipe gets nothing."""
+    import os
+    import pty
+    import sys
+
+    for i in range(5_000):
+        d = tmp_path / f"pkg{i % 50}"
+        d.mkdir(exist_ok=True)
+        (d / f"m{i}.py").write_text(FILLER.format(i=i))
+    main, sub = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "doctor", "run", "--static", "--repo",
+                               str(tmp_path), "--format", "json"], stdout=subprocess.PIPE,
+                              stderr=sub, timeout=120)
+        os.close(sub)
+        sub = -1
+        said = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:   # EIO: the terminal's other end is closed and drained
+                break
+            if not chunk:
+                break
+            said += chunk
+    finally:
+        os.close(main)
+        if sub != -1:
+            os.close(sub)
+    assert proc.returncode in (0, 1)
+    assert b"reading 5,000 Python sources" in said
+    assert said.endswith(b"\r\x1b[K")   # cleared before the report
+    piped = subprocess.run([sys.executable, "-m", "doctor", "run", "--static", "--repo",
+                            str(tmp_path), "--format", "json"], capture_output=True,
+                           timeout=120)
+    assert b"reading" not in piped.stderr

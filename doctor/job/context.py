@@ -96,6 +96,10 @@ class Job:
         self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
         load_probes()
 
+    def say(self, message: str) -> None:
+        """Progress of long shared work (reading 90k sources): on stderr when the CLI
+        shows progress (a terminal), else nothing."""
+
     @property
     def site(self) -> dict:
         """The site as the checks see it (doctor/sites): the settings' `site:` keys over

@@ -17,6 +17,7 @@ from typing import Any, Optional
 from doctor import fs
 
 MAX_SOURCE_BYTES = 1_000_000
+SAY_READING = 5_000   # sources: from here on a terminal is told what the run waits for
 # non-blocking: a source swapped for a FIFO never hangs the open
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
@@ -50,6 +51,8 @@ def raw_texts(job, whole: bool = False) -> list:
             top = str(job.repo).rstrip("/") + "/"
             paths = [top + r for r in (job.every_rel() if whole else job.repo_rels())
                      if r.endswith(".py")]
+        if len(paths) >= SAY_READING:
+            job.say(f"reading {len(paths):,} Python sources")
         return [(p, text) for p in paths
                 if (text := _read_source(p, job.unreadable)) is not None]
     return job.memo(("raw_texts", whole), read_all)
