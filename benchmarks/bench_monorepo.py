@@ -75,10 +75,14 @@ for f in names:
 
 
 def pick_experiments(repo: Path) -> dict:
-    """{"sound": exp config, "conflicting": exp config}: by the num_workers of the data
-    config each one's defaults list names."""
+    """{"sound": exp config, "conflicting": exp config}, each one a job script runs: by
+    the num_workers of the data config its defaults list names."""
     out: dict = {}
+    run = {w for script in (repo / "jobs").glob("*.sbatch")
+           for w in script.read_text().split() if w.startswith("exp_")}
     for exp in sorted((repo / "configs").glob("exp_*.yaml"), key=lambda p: int(p.stem[4:])):
+        if exp.stem not in run:
+            continue
         data = next((line.split(":", 1)[1].strip() for line in exp.read_text().splitlines()
                      if line.strip().startswith("- data:")), None)
         if data is None:

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.code import CodeValue, LoaderCall, code_settings, config_value_path
+from doctor.job.code import (CodeValue, LoaderCall, code_settings, config_value_path,
+                             repo_loaders)
 from doctor.job import yamledit
 from doctor.job.configs import ConfigFile, LineDict, is_unresolved, keypath
 from doctor.job.context import Job
@@ -508,11 +509,7 @@ def _calls(loaders: list) -> str:
 def _repo_loaders(job: Job, runs: list) -> list:
     """Every DataLoader call of the repo, which decides whether a config's value reaches
     one: a scoped run reads the whole repo's code for it (only when a config conflicts)."""
-    if not runs:
-        return []
-    if job.scope is None:
-        return list(runs[0][2].loaders)
-    return list(code_settings(job, runs[0][1].plain(), whole=True).loaders)
+    return list(repo_loaders(job, runs[0][1].plain())) if runs else []
 
 
 def _code_runs(job: Job) -> list:

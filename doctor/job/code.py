@@ -160,19 +160,28 @@ class CodeSettings:
     env_reads: frozenset = frozenset()
 
 
-def code_settings(job: Any, env: Mapping[str, str], whole: bool = False) -> CodeSettings:
-    """Everything above for the repo's code (in a scoped run, the code in scope unless
-    `whole`), env values resolved through `env`."""
-    whole = whole and job.scope is not None
-    key = ("code_settings", tuple(sorted(env.items()))) + (("whole",) if whole else ())
-    return job.memo(key, lambda: _scan_repo(job, dict(env), whole))
+def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
+    """Everything above for the repo's code (in a scoped run, the code in scope), env
+    values resolved through `env`."""
+    key = ("code_settings", tuple(sorted(env.items())))
+    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, False))
 
 
-def _scan_repo(job: Any, env: dict, whole: bool = False) -> CodeSettings:
+def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
+    """The DataLoader calls of the whole repo, in a scoped run too (whether a config's
+    value can reach one is a question about all of them): only the modules that name
+    DataLoader are read, since a call is recognised by that name."""
+    if job.scope is None:
+        return code_settings(job, env).loaders
+    key = ("repo_loaders", tuple(sorted(env.items())))
+    return job.memo(key, lambda: _scan_repo(job, dict(env), (b"DataLoader",), True).loaders)
+
+
+def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool) -> CodeSettings:
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
     scans = job.memo("code_scans", dict)
-    for path, tree in trees_mentioning(job, *MENTIONS, whole=whole):
+    for path, tree in trees_mentioning(job, *mentions, whole=whole):
         # a module's reading depends only on the variables it names: scripts whose
         # environments differ elsewhere share it
         text = text_of(job, path, whole)
