@@ -88,7 +88,8 @@ class Job:
         self.scope_given = scope
         self.scope = scope if scope is not None and scope.full is None else None
         # the files as written; `configs` is what the job's steps read of them
-        self.config_files: list = self._load_configs(configs)
+        self._explicit_configs = list(configs)
+        self.config_files: list = self._load_configs(self._explicit_configs)
         self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
         if submit_args is not None:
             self.scripts = [as_submitted(s, list(submit_args), self.login_env)
@@ -170,7 +171,8 @@ class Job:
         for a judgement that needs them all, such as which Hydra option is selected."""
         if self.scope is None:
             return self.config_files
-        return self.memo("whole_config_files", lambda: self._load_configs(unscoped=True))
+        return self.memo("whole_config_files",
+                         lambda: self._load_configs(self._explicit_configs, unscoped=True))
 
     def _load_configs(self, explicit: Iterable = (), unscoped: bool = False) -> list:
         out = []
