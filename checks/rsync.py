@@ -226,7 +226,7 @@ def _tracked(job: Job) -> set:
     try:  # the run's GitRepo: its index is the one the git-* checks read
         return repo_for(job).tracked_paths()
     except Skip:
-        return {job.rel(p) for p in job.repo_files()}
+        return {job.rel(p) for p in job.repo_files(whole=True)}
 
 
 def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,

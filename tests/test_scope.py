@@ -263,3 +263,27 @@ def test_glob_regex_matches_as_path_glob_does(tmp_path, pattern):
         (tmp_path / n).write_text("")
     want = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.glob(pattern) if p.is_file())
     assert sorted(n for n in names if glob_regex(pattern).match(n)) == want
+
+
+def test_lookups_by_name_ask_the_whole_repo(tmp_path):
+    """Found on the real-world corpus (pytorch_hpc_lightningcli): a job script scoped alone
+    names `--config x.yaml` beside it; finding that file is a lookup in the whole repo,
+    not in the scope, or config-not-found would report what the full run does not. And
+    rsync's tracked files are the whole index: a changed deploy.sh still loses src/pkg/data."""
+    repo = make_repo(tmp_path / "repo", {
+        "examples/fit/run.sh": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n"
+                               "srun pythpc --config cfg.yaml fit\n",
+        "examples/fit/cfg.yaml": "trainer:\n  devices: 1\n",
+        "setup.py": "from setuptools import setup\nsetup(name='hpc', entry_points={"
+                    "'console_scripts': ['pythpc = hpc.cli:main']})\n",
+        "hpc/__init__.py": "",
+        "hpc/cli.py": "from lightning.pytorch.cli import LightningCLI\n\n\ndef main():\n"
+                      "    LightningCLI()\n",
+        "src/pkg/data/__init__.py": "", "src/pkg/__init__.py": "", "data/big.bin": "x",
+        "deploy.sh": "#!/bin/bash\nrsync -a --exclude data ./ host:/dst/\n"})
+    full = findings(doctor(repo))
+    scoped = findings(doctor(repo, "examples/fit/run.sh"))
+    assert not [f for f in full + scoped if f[0] == "config-not-found"]
+    assert set(scoped) <= set(full)
+    rsync = findings(doctor(repo, "deploy.sh"), "rsync-exclude-unanchored")
+    assert rsync and rsync == findings(doctor(repo), "rsync-exclude-unanchored")

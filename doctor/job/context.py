@@ -212,14 +212,17 @@ class Job:
                 if looks_like_sbatch(p, self.unreadable)]
 
     def repo_files(self, suffixes: Optional[set] = None,
-                   names: Optional[Iterable[str]] = None) -> list:
-        """Files of the repo (git's view when it is a repo, else a pruned walk). The
+                   names: Optional[Iterable[str]] = None, whole: bool = False) -> list:
+        """Files of the repo (git's view when it is a repo, else a pruned walk); in a
+        scoped run those in scope, unless `whole`: a lookup by name (the one file a
+        relative `--config` may mean) asks the whole repo, a scan asks the scope. The
         names are filtered as strings first: only the files asked for become Paths and
         are stat'ed (a 100k-file repo costs ~1 s of both otherwise)."""
+        whole = whole and self.scope is not None
         wanted = (frozenset(suffixes) if suffixes is not None else None,
                   frozenset(names or ()))
-        return list(self.memo(("repo_files", wanted), lambda: self._existing(
-            r for r in self.repo_rels() if wanted[0] is None
+        return list(self.memo(("repo_files", wanted, whole), lambda: self._existing(
+            r for r in (self.every_rel() if whole else self.repo_rels()) if wanted[0] is None
             or _suffix(r) in wanted[0] or r.rpartition("/")[2] in wanted[1])))
 
     def _existing(self, rels: Iterable[str]) -> list:

@@ -416,7 +416,7 @@ class CodeLoads:
 
     def mention(self, job: Job, name: str, reader: Optional[str]) -> Optional[tuple]:
         """(script, line) of a repo script other than the reader that names the file."""
-        for p in job.repo_files({".py", ".sh", ".bash", ".sbatch", ".slurm"}):
+        for p in job.repo_files({".py", ".sh", ".bash", ".sbatch", ".slurm"}, whole=True):
             rel = job.rel(p)
             if rel == reader or re.search(r"(^|/)tests?/", rel):
                 continue

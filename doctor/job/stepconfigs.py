@@ -246,6 +246,6 @@ def _find(job: Any, written: str, cwd: Path, entry: Optional[Path]) -> Optional[
         if base is not None and fs.is_file(base / p, job.unreadable):
             return base / p
     tail = written.lstrip("./")
-    hits = [f for f in job.repo_files({".yaml", ".yml", ".json"})
+    hits = [f for f in job.repo_files({".yaml", ".yml", ".json"}, whole=True)
             if job.rel(f) == tail or job.rel(f).endswith("/" + tail)]
     return hits[0] if len(hits) == 1 else None

@@ -454,7 +454,7 @@ def _by_tail(ctx: _Ctx, tail: str) -> Optional[Path]:
     if not tail or "$" in tail:
         return None
     files = ctx.job.memo("shell_files", lambda: {p: ctx.job.rel(p) for p in ctx.job.repo_files(
-        {".sh", ".bash", ".slurm", ".sbatch", ".job", ".env", ""})})
+        {".sh", ".bash", ".slurm", ".sbatch", ".job", ".env", ""}, whole=True)})
     hits = [p for p, rel in files.items() if rel == tail or tail.endswith("/" + rel)
             or rel.endswith("/" + tail)]
     return hits[0] if len(hits) == 1 or (hits and all(h == hits[0] for h in hits)) else None

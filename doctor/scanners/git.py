@@ -187,16 +187,14 @@ class GitRepo:
         return [Blob(p, oid, sizes.get(oid, 0), "index") for p, oid in entries]
 
     def tracked_paths(self) -> set:
-        """The index's paths (gitlinks too): the names alone, without the blob sizes
-        that index() asks git for, unless a git check has read the index already."""
+        """The index's paths (gitlinks too), in a scoped run too (whether a file is
+        tracked is a lookup, not a scan): the names alone, without the blob sizes that
+        index() asks git for, unless a git check has read the whole index already."""
         def names() -> set:   # under self._lock (_once)
             index = self._memo.get("index")
-            if index is not None:
+            if index is not None and self.scope is None:
                 return {b.path for b in index}
-            limit = self.limit()
-            if limit is None:
-                return set()
-            res = checked(self.git("ls-files", "-z", *limit), "ls-files")
+            res = checked(self.git("ls-files", "-z"), "ls-files")
             return {p for p in res.stdout.split("\0") if p}
         return self._once("tracked", names)
 
