@@ -88,7 +88,7 @@ def launched_modules(job: Job) -> list:
     if job.scripts and not entries:
         raise Skip("no job script's training step runs a Python module of the repo "
                    f"({'; '.join(runs[:3])}{'; …' if len(runs) > 3 else ''})")
-    if not job.scripts:
+    if not job.job_script_count:   # the repo has none (not: the scope holds none)
         for path, tree in trees_mentioning(job, b"__main__"):
             if any(is_main_block(st) for st in tree.body):
                 mod = module(path)

@@ -86,7 +86,7 @@ def pairs(job: Job) -> list:
             out += [Pair(s, step, c, False) for c in selected]
         elif named:
             out += [Pair(s, step, c, True) for c in named]
-        elif len(job.scripts) == 1:
+        elif job.job_script_count == 1:   # the repo's only one, not the scope's
             out += [Pair(s, step, c, False) for c in selected]
     return out
 

@@ -287,3 +287,38 @@ def test_lookups_by_name_ask_the_whole_repo(tmp_path):
     assert set(scoped) <= set(full)
     rsync = findings(doctor(repo, "deploy.sh"), "rsync-exclude-unanchored")
     assert rsync and rsync == findings(doctor(repo), "rsync-exclude-unanchored")
+
+
+def test_a_rule_for_the_repos_only_script_is_not_applied_to_the_scopes_only_one(tmp_path):
+    """slurm-gpu-mismatch pairs an unnamed config with the job script only when the repo
+    has one; two scripts, one of them in scope, must not make it pair them."""
+    job = ("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:4\n"
+           "srun python train.py\n")
+    repo = make_repo(tmp_path / "repo", {"a.sbatch": job, "b.sbatch": job.replace("4", "2"),
+                                         "configs/exp.yaml": "trainer:\n  devices: 8\n",
+                                         "train.py": "print(1)\n"})
+    assert findings(doctor(repo), "slurm-gpu-mismatch") == []
+    proc = doctor(repo, "a.sbatch", "configs/exp.yaml")
+    assert findings(proc, "slurm-gpu-mismatch") == [], proc.stdout
+    (repo / "b.sbatch").unlink()   # with one script in the repo the rule applies, scoped too
+    commit_all(repo, "one script")
+    want = findings(doctor(repo), "slurm-gpu-mismatch")
+    assert want and findings(doctor(repo, "a.sbatch", "configs/exp.yaml"),
+                             "slurm-gpu-mismatch") == want
+
+
+def test_main_modules_stand_in_for_entries_only_in_a_repo_without_job_scripts(tmp_path):
+    """exit-masks-errors reads `__main__` blocks as entries when the repo has no job
+    script; a scope without one (a changed tool module) must not make it do so."""
+    masking = ("import sys\n\n\ndef main():\n    raise RuntimeError('x')\n\n\n"
+               "if __name__ == '__main__':\n    try:\n        main()\n"
+               "    except Exception:\n        sys.exit(0)\n")
+    repo = make_repo(tmp_path / "repo", {
+        "job.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\nsrun python train.py\n",
+        "train.py": "print(1)\n", "tools/other.py": masking})
+    assert findings(doctor(repo), "exit-masks-errors") == []
+    assert findings(doctor(repo, "tools/other.py"), "exit-masks-errors") == []
+    (repo / "job.sbatch").unlink()   # no job script at all: the module is an entry
+    commit_all(repo, "no job")
+    want = findings(doctor(repo), "exit-masks-errors")
+    assert want and findings(doctor(repo, "tools/other.py"), "exit-masks-errors") == want

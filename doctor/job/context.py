@@ -90,7 +90,9 @@ class Job:
         # the files as written; `configs` is what the job's steps read of them
         self._explicit_configs = list(configs)
         self.config_files: list = self._load_configs(self._explicit_configs)
-        self.scripts: list = [load_sbatch(p, self.rel(p)) for p in self._sbatch_paths(sbatch)]
+        self._explicit_sbatch = list(sbatch)
+        self.scripts: list = [load_sbatch(p, self.rel(p))
+                              for p in self._sbatch_paths(self._explicit_sbatch)]
         if submit_args is not None:
             self.scripts = [as_submitted(s, list(submit_args), self.login_env)
                             for s in self.scripts]
@@ -204,12 +206,22 @@ class Job:
         return ConfigFile(path=Path(fs.realpath(path)), rel=self.rel(path),
                           data=load_yaml_text(path, "config file"))
 
-    def _sbatch_paths(self, explicit: Iterable) -> list:
+    def _sbatch_paths(self, explicit: Iterable, whole: bool = False) -> list:
         paths = [self._path(p) for p in explicit]
         if paths:
             return _unique(paths)
-        return [p for p in self._existing(r for r in self.repo_rels() if _may_be_script(r))
+        rels = self.every_rel() if whole else self.repo_rels()
+        return [p for p in self._existing(r for r in rels if _may_be_script(r))
                 if looks_like_sbatch(p, self.unreadable)]
+
+    @property
+    def job_script_count(self) -> int:
+        """How many job scripts the repo has, in a scoped run too (a rule that applies
+        when there is only one must not apply because the scope holds only one)."""
+        if self.scope is None or self._explicit_sbatch:
+            return len(self.scripts)
+        return self.memo("job_script_count",
+                         lambda: len(self._sbatch_paths((), whole=True)))
 
     def repo_files(self, suffixes: Optional[set] = None,
                    names: Optional[Iterable[str]] = None, whole: bool = False) -> list:
