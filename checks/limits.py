@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.code import code_settings, config_value_path
+from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
@@ -70,9 +70,10 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
 
 
 def _code_loaders(job: Job) -> list:
-    """The DataLoader calls of the repo's code (under the first job script's env)."""
+    """The DataLoader calls of the whole repo's code (under the first job script's env):
+    whether a config's num_workers reaches one is a question about all of them."""
     env = job.job_env(job.scripts[0] if job.scripts else None).plain()
-    return list(code_settings(job, env).loaders)
+    return list(repo_loaders(job, env))
 
 
 def _ulimit_edit(job: Job, script: SbatchScript, line: Optional[int], value: int) -> tuple:

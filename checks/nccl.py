@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from doctor import Finding, Location, Severity, check, edits
-from doctor.job.code import CodeSettings, code_settings
+from doctor.job.code import CodeSettings, code_settings, repo_code
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import scripts_or_none
@@ -65,6 +65,7 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
     tv = job.torch_release or ()
     renames = not tv or tv >= (2, 2)
     code = _scan_code(job)
+    whole = _whole_code(job)   # whether the code reads a variable: all of it, even scoped
     seen: set = set()
     for script in scripts_or_none(job):
         env, _ = followed_env(job, script)
@@ -76,15 +77,15 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
             seen.add(key)
             if renames and name in RENAMED:
                 yield _renamed(name, v.value, v.where(), loc, _rename(job, loc, name, False))
-            elif name in IGNORED and name not in code.env_reads:
+            elif name in IGNORED and name not in whole().env_reads:
                 yield _ignored(name, v.value, v.where(), loc)
     for name, rel, line in code.env_sets:
         loc = Location(rel, line)
         if renames and name in RENAMED:
             yield _renamed(name, None, f"{rel}:{line}", loc, _rename(job, loc, name, True))
-        elif name in IGNORED and name not in code.env_reads:
+        elif name in IGNORED and name not in whole().env_reads:
             yield _ignored(name, None, f"{rel}:{line}", loc)
-    for patch in _ineffective_patches(code):
+    for patch in _ineffective_patches(code, whole):
         attr, rel, line = patch.attr, patch.file, patch.line
         yield Finding(
             f"{rel}:{line} assigns {attr}, which torch copied at import time: the "
@@ -92,7 +93,7 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
             location=Location(rel, line), fix=TIMEOUT_FIX, severity=Severity.ERROR,
             data={"variable": attr, "kind": "pg-timeout-patch"},
             edits=_pass_timeout(job, code, patch))
-    yield from _dataloader_vs_pg(job, code)
+    yield from _dataloader_vs_pg(job, code, whole)
 
 
 def _renamed(name: str, value: Optional[str], where: str, loc, edit_: tuple) -> Finding:
@@ -188,20 +189,33 @@ def _scan_code(job: Job) -> CodeSettings:
     return code_settings(job, job.job_env(job.scripts[0] if job.scripts else None).plain())
 
 
-def _ineffective_patches(code: CodeSettings) -> list:
-    """Patches of the default timeout that matter: some init_process_group (or one the
-    doctor cannot see, e.g. a framework's) takes the default; with `timeout=` on every
-    call the default is never used."""
-    if code.pg_inits and all(p.timeout is not None for p in code.pg_inits):
+def _whole_code(job: Job) -> Callable[[], CodeSettings]:
+    """The whole repo's code settings, read on first call (a scoped run reads the rest of
+    the repo only when a judgement needs it)."""
+    env = job.job_env(job.scripts[0] if job.scripts else None).plain()
+    return lambda: repo_code(job, env)
+
+
+def _ineffective_patches(code: CodeSettings, whole: Callable[[], CodeSettings]) -> list:
+    """Patches of the default timeout that matter: some init_process_group of the repo
+    (or one the doctor cannot see, e.g. a framework's) takes the default; with `timeout=`
+    on every call the default is never used."""
+    if not code.pg_patches:
+        return []
+    inits = whole().pg_inits
+    if inits and all(p.timeout is not None for p in inits):
         return []
     return list(code.pg_patches)
 
 
-def _dataloader_vs_pg(job: Job, code: CodeSettings) -> Iterator[Finding]:
+def _dataloader_vs_pg(job: Job, code: CodeSettings,
+                     whole: Callable[[], CodeSettings]) -> Iterator[Finding]:
     dls = [(float(v.value), c.file, c.line, v.complete) for c in code.loaders
            if (v := c.kwargs.get("timeout")) is not None and v.known and v.kind != "guarded"
            and isinstance(v.value, (int, float)) and not isinstance(v.value, bool)]
-    pgs = [(p.seconds, p.file, p.line, p.timeout is not None) for p in code.pg_inits
+    if not dls:
+        return
+    pgs = [(p.seconds, p.file, p.line, p.timeout is not None) for p in whole().pg_inits
            if p.seconds is not None]
     if not dls or not pgs:
         return

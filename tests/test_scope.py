@@ -322,3 +322,15 @@ def test_main_modules_stand_in_for_entries_only_in_a_repo_without_job_scripts(tm
     commit_all(repo, "no job")
     want = findings(doctor(repo), "exit-masks-errors")
     assert want and findings(doctor(repo, "tools/other.py"), "exit-masks-errors") == want
+
+
+def test_whether_the_code_reads_a_variable_is_asked_of_the_whole_repo(tmp_path):
+    """nccl-env-deprecated reports NCCL_TIMEOUT as ignored only when no code of the repo
+    reads it; a module outside the scope that does must still count."""
+    repo = make_repo(tmp_path / "repo", {
+        "job.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\nexport NCCL_TIMEOUT=1800\n"
+                      "srun python train.py\n",
+        "train.py": "print(1)\n",
+        "tools/timeouts.py": "import os\n\nT = int(os.environ['NCCL_TIMEOUT'])\n"})
+    assert findings(doctor(repo), "nccl-env-deprecated") == []
+    assert findings(doctor(repo, "job.sbatch"), "nccl-env-deprecated") == []

@@ -167,6 +167,16 @@ def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
     return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, False))
 
 
+def repo_code(job: Any, env: Mapping[str, str]) -> CodeSettings:
+    """code_settings of the whole repo, in a scoped run too: for a judgement about all of
+    the code (is this variable read anywhere, does every init_process_group pass a
+    timeout), asked only when there is something to judge."""
+    if job.scope is None:
+        return code_settings(job, env)
+    key = ("repo_code", tuple(sorted(env.items())))
+    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, True))
+
+
 def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
     """The DataLoader calls of the whole repo, in a scoped run too (whether a config's
     value can reach one is a question about all of them): only the modules that name
