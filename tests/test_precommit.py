@@ -79,15 +79,12 @@ def test_hook_fails_on_a_failing_static_check(precommit, tmp_path):
 
 def test_hook_checks_the_files_it_is_given(precommit, tmp_path):
     """pass_filenames: the hook judges the staged files and what ties them to a job, not
-    a broken config elsewhere in the repo (that one fails --all-files)."""
+    a broken config elsewhere in the repo (test_hook_fails_on_a_failing_static_check
+    shows such a config failing --all-files; tests/test_scope.py the file arguments)."""
     repo = scratch_repo(tmp_path / "files", {
         "configs/good.yaml": "data:\n  num_workers: 4\n",
         "configs/broken.yaml": "data:\n  num_workers: 0\n  prefetch_factor: 2\n",
         "doctor.yaml": "torch_version: '2.5.1'\n"})
-    proc = precommit(repo, ["configs/good.yaml"])
+    proc = precommit(repo, ["configs/good.yaml"])   # (a hook run costs ~10 s: one here)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 file argument: 1 changed file" in proc.stdout
-    proc = precommit(repo, ["configs/broken.yaml"])
-    assert proc.returncode == 1 and "configs/broken.yaml" in proc.stdout
-    proc = precommit(repo)
-    assert proc.returncode == 1 and "configs/broken.yaml" in proc.stdout

@@ -155,7 +155,7 @@ def test_generated_rules_match_real_rsync(files, rule_list, trailing):
         assert emulated(args, src, base) == real_rsync(args, src, base, base / "home"), args
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(files=trees, rule_list=rules, trailing=st.booleans(), pick=st.integers(0, 3))
 def test_one_walk_finds_what_anchoring_a_rule_would_send(files, rule_list, trailing, pick):
     """rsync-exclude-unanchored walks the tree once (Exclusions) and asks, per unanchored
