@@ -15,8 +15,14 @@ code checks scan are the changed ones, the entry modules of the job scripts in s
 and the repo modules those import (doctor/job/sources.py). The git checks look at the
 changed paths, and with --changed-since at the blobs of the commits since the merge base.
 
-A change to the settings (doctor.yaml, pyproject.toml) or to .gitignore makes the run
-a full one: every check may read them.
+Only scans are scoped. A lookup by name (the one file a relative `--config` means, a
+sourced script, git's tracked names) and a judgement about the whole repo (does any
+DataLoader call keep a config's value out, is a variable read anywhere, which Hydra
+option is selected, does the repo have one job script) ask the whole repo, only when
+there is something to judge: a scoped run never reports what a full run would not.
+
+A change to the settings (doctor.yaml, the root pyproject.toml, the --settings file),
+or to any .gitignore, makes the run a full one: every check may read them.
 """
 from __future__ import annotations
 
