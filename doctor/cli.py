@@ -225,7 +225,7 @@ def _progress():
 def _with_progress(job, progress):
     """The job tells the progress line about its long shared reads."""
     if progress is not None:
-        job.say = progress.say
+        job.on_progress = progress.say
     return progress
 
 

@@ -82,6 +82,7 @@ class Job:
         self._shared: dict = {}  # thread id -> _SharedClock
         self._busy = _BusyClock()  # while any thread computes shared work
         self._cleanups: list = []
+        self.on_progress: Optional[Callable[[str], None]] = None
         settings_file_used = (self.settings.path or "").removesuffix("[tool.doctor]")
         if scope is not None and settings_file_used:   # a changed settings file: full run
             scope = scope.settings_changed(self.rel(settings_file_used))
@@ -100,8 +101,10 @@ class Job:
         load_probes()
 
     def say(self, message: str) -> None:
-        """Progress of long shared work (reading 90k sources): on stderr when the CLI
-        shows progress (a terminal), else nothing."""
+        """Progress of long shared work (reading 90k sources), to `on_progress`: the CLI
+        sets it when it shows progress (on a terminal)."""
+        if self.on_progress is not None:
+            self.on_progress(message)
 
     @property
     def site(self) -> dict:

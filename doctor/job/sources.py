@@ -27,19 +27,17 @@ def python_sources(job) -> list:
     return [p for p, _ in python_texts(job)]
 
 
-def python_texts(job, whole: bool = False) -> list:
+def python_texts(job) -> list:
     """[(Path, bytes)] of the repo's .py files that read (git's view, none over
-    MAX_SOURCE_BYTES), each read once per run. A scoped run reads the changed ones, the
-    job's entries and their imports (doctor/job/scope.py); `whole`: every one even then,
-    for a judgement that needs the whole repo's code. Prefer trees_mentioning: a Path
-    per file costs 4 µs, 0.4 s in a 90k-file repo."""
-    whole = whole and job.scope is not None
-    return job.memo(("python_texts", whole),
-                    lambda: [(Path(p), text) for p, text in raw_texts(job, whole)])
+    MAX_SOURCE_BYTES), each read once per run; in a scoped run the changed ones, the
+    job's entries and their imports (doctor/job/scope.py). Prefer trees_mentioning: a
+    Path per file costs 4 µs, 0.4 s in a 90k-file repo."""
+    return job.memo("python_texts", lambda: [(Path(p), text) for p, text in raw_texts(job)])
 
 
 def raw_texts(job, whole: bool = False) -> list:
-    """[(str path, bytes)]: python_texts without a Path per file. Each is read by name
+    """[(str path, bytes)]: python_texts without a Path per file; `whole`: every source
+    even in a scoped run, for a judgement about all of the code. Each is read by name
     (one open, fstat and read: no stat first; a file git lists that is gone is skipped)."""
     whole = whole and job.scope is not None
 
@@ -221,29 +219,26 @@ def _imported(tree: ast.AST, rel: str, known: set) -> list:
     """Repo files that `tree`'s imports may name (as modules of the repo root or src/,
     relative to the file, or beside it as a script's sys.path[0])."""
     here = rel.rpartition("/")[0]
+    roots = ("", "src/", f"{here}/" if here else "")
     out = []
     for node in ast.walk(tree):
-        mods: list = []
         if isinstance(node, ast.Import):
-            mods = [a.name for a in node.names]
+            for a in node.names:   # `import a.b.c` runs a, a.b and a.b.c
+                parts = a.name.split(".")
+                out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)],
+                              known, roots)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                pkg = "/".join(here.split("/")[:len(here.split("/")) - node.level + 1]) \
-                    if here else ""
-                head = f"{pkg}/{node.module.replace('.', '/')}" if node.module else pkg
-                heads = [head.strip("/")]
+            if node.level:   # relative to the file's package, `level - 1` directories up
+                dirs = here.split("/") if here else []
+                pkg = "/".join(dirs[:len(dirs) - node.level + 1])
+                head = "/".join(filter(None, [pkg, (node.module or "").replace(".", "/")]))
+            elif node.module:
+                head = node.module.replace(".", "/")
             else:
-                heads = [node.module.replace(".", "/")] if node.module else []
-            mods = []
-            for h in heads:
-                out += _files([h] + [f"{h}/{a.name}" for a in node.names], known,
-                              ("",) if node.level else ("", "src/", f"{here}/" if here
-                                                        else ""))
-            continue
-        for m in mods:
-            parts = m.split(".")
-            out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)], known,
-                          ("", "src/", f"{here}/" if here else ""))
+                continue
+            # the module, and each name that may be a submodule of it
+            out += _files([head] + [f"{head}/{a.name}" for a in node.names], known,
+                          ("",) if node.level else roots)
     return out
 
 
