@@ -149,7 +149,12 @@ def test_a_node_killed_mid_run_is_missing_by_name(tmp_path):
     import datetime as dt
 
     store = TCPStore("127.0.0.1", port, None, False, dt.timedelta(seconds=30))
-    store.wait(["doctor/4242.0/hello/1"], dt.timedelta(seconds=30))   # node2 is in the run
+    # node2 is in the run once its rank is on the `joined` list, the last step of its
+    # hello: killed between `hello/1` and that append, it never joined (CI saw this race)
+    deadline = time.monotonic() + 30
+    while b"1" not in bytes(store.get("doctor/4242.0/joined")).split(b","):
+        assert time.monotonic() < deadline, "node2 never joined"
+        time.sleep(0.02)
     procs[1].send_signal(signal.SIGKILL)
     killed = time.monotonic()
     (code0, out0, err0), _ = finish(procs)
