@@ -182,8 +182,13 @@ def test_a_secret_on_one_node_never_reaches_the_merged_report(tmp_path):
 
 
 def test_a_task_that_cannot_reach_task_0_reports_its_own_node(tmp_path):
+    t0 = time.monotonic()
     (code, out, err), = finish([start(1, 2, free_port(), tmp_path, "--gather-timeout", "2")])
+    elapsed = time.monotonic() - t0
     assert "cannot reach rank 0 at 127.0.0.1" in err and "reporting this node only" in err
+    assert "nothing listened there within 12s" in err, err
+    # the wait is the timeout + 10 s, as said: a bare TCPStore client took 21-31 s here
+    assert elapsed < 12 + 6, elapsed
     doc = validate_report(json.loads(out))
     assert "nodes" not in doc and code == 0
 

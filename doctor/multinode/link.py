@@ -74,6 +74,8 @@ class Link:
             # a client keeps trying for as long as rank 0 would still accept it
             # (task 0 may itself be slow to listen: importing torch on a loaded node)
             wait = p.timeout if p.rank == 0 else p.timeout + 10
+            if p.rank != 0:   # then the store's own timeout only covers the handshake
+                wait = await_listener(p.addr, p.port, wait)
             self.store = TCPStore(p.addr, p.port, None, p.rank == 0,
                                   dt.timedelta(seconds=wait), wait_for_workers=False)
             self.opened_at = time.monotonic()
@@ -105,6 +107,24 @@ class Link:
     def close(self) -> None:
         self._stop.set()
         self._thread.join(BEAT_S + 1)
+
+
+def await_listener(addr: str, port: int, wait: float) -> float:
+    """Wait up to `wait` seconds until something listens on addr:port → the seconds left
+    (at least 1); TimeoutError once they are up. A TCPStore client given a timeout T
+    retries once after a random delay, so it gives up only after about 2-3 × T (torch
+    2.13: 28 s for 12 s); probing with plain connects keeps the deadline the doctor
+    says (the store's server takes a connection that closes unused without a word)."""
+    deadline = time.monotonic() + wait
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"nothing listened there within {wait:g}s")
+        try:
+            socket.create_connection((addr, port), timeout=min(left, 2.0)).close()
+            return max(1.0, deadline - time.monotonic())
+        except OSError:
+            time.sleep(min(0.25, max(deadline - time.monotonic(), 0)))
 
 
 def hello(store: Any, p: GatherPlan) -> None:
