@@ -184,6 +184,41 @@ def realpath(path: Any) -> str:
         return os.path.abspath(path) if os.path.isabs(path) else os.fspath(path)
 
 
+class RealPaths:
+    """realpath for one run, each path resolved once: its parent's resolution, then one
+    lstat of its own (a link is resolved whole), so a 100k-file repo's few thousand
+    directories cost a few thousand lstats, however often their files are asked about.
+    `.` and `..` follow the resolved parent, as the kernel does. Not for paths that
+    change during the run."""
+
+    def __init__(self) -> None:
+        self._dirs: dict = {}
+
+    def __call__(self, path: Any) -> str:
+        p = os.fspath(path)
+        if not os.path.isabs(p):
+            return realpath(p)
+        return self.dir(p)   # a file's resolution is cached as a directory's would be
+
+    def dir(self, d: str) -> str:
+        hit = self._dirs.get(d)
+        if hit is not None:
+            return hit
+        parent, name = os.path.split(d)
+        if parent == d:                      # the root
+            real = realpath(d)
+        elif name in ("", "."):              # "/a/b/" and "/a/b/." are /a/b
+            real = self.dir(parent)
+        elif name == "..":
+            real = os.path.dirname(self.dir(parent))
+        elif os.path.islink(d):
+            real = realpath(d)
+        else:
+            real = os.path.join(self.dir(parent), name)
+        self._dirs[d] = real
+        return real
+
+
 def cwd() -> Path:
     """The current directory; an InputError (exit 2) when it no longer exists."""
     try:

@@ -186,7 +186,8 @@ def test_rel_resolves_directories_as_realpath_does(tmp_path):
     (repo / "out").symlink_to(tmp_path / "outside")
     job = Job(repo, static=True, env={})
     for d in ["a", "a/b", "c", "c/b", "a/up", "a/up/c/b", "a/b/deep/b", "e", "e/deep",
-              "c/up/e", "out", "a/up/out"]:
+              "c/up/e", "out", "a/up/out", "a/b/..", "c/b/../..", "e/deep/../b/.",
+              "a/up/..", "out/..", "a/./b/../up/c", "e/..", "nothere/../a"]:
         path = os.path.join(repo, d, "f.py")
         real = os.path.realpath(path)
         top = os.path.realpath(repo)

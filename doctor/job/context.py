@@ -77,7 +77,7 @@ class Job:
         self._locks: dict = {}
         self._lock = threading.Lock()
         self._memo: dict = {}
-        self._real_dirs: dict = {}  # directory → its realpath (rel)
+        self.realpath = fs.RealPaths()  # each directory resolved once per run
         self._rels: dict = {}  # path → rel(path)
         self._shared: dict = {}  # thread id -> _SharedClock
         self._busy = _BusyClock()  # while any thread computes shared work
@@ -140,35 +140,13 @@ class Job:
         return hit
 
     def _rel(self, p: str) -> str:
-        real = self._realpath(p)
+        real = self.realpath(p)
         top = str(self.repo)
         if real == top:
             return "."
         if real.startswith(top.rstrip("/") + "/"):
             return real[len(top.rstrip("/")) + 1:]
         return str(Path(p))
-
-    def _realpath(self, p: str) -> str:
-        """fs.realpath, with each directory resolved once per run (a 100k-file repo has
-        a few thousand directories): only the file itself may still be a link."""
-        head, name = os.path.split(p)
-        if not os.path.isabs(p) or name in ("", ".", "..") or os.path.islink(p):
-            return fs.realpath(p)
-        return os.path.join(self._real_dir(head), name)
-
-    def _real_dir(self, d: str) -> str:
-        """realpath of an absolute directory path: its parent's (cached), then one lstat
-        of its own (a link is resolved whole), so 9k directories cost 9k lstats."""
-        hit = self._real_dirs.get(d)
-        if hit is not None:
-            return hit
-        parent, name = os.path.split(d)
-        if parent == d or name in ("", ".", "..") or os.path.islink(d):
-            real = fs.realpath(d)
-        else:
-            real = os.path.join(self._real_dir(parent), name)
-        self._real_dirs[d] = real
-        return real
 
     @property
     def whole_config_files(self) -> list:
@@ -399,6 +377,11 @@ class Job:
         """The repo file a step's python runs (`-m pkg.train` or `scripts/train.py`)."""
         if step.entry is None:
             return None
+        key = ("entry_file", step.entry, step.entry_is_module, step.cwd,
+               step.script.path if step.script else None)
+        return self.memo(key, lambda: self._entry_file(step))
+
+    def _entry_file(self, step: Step) -> Optional[Path]:
         bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
         # the submit directory is unknown: the repo root, else the job script's own
         # directory (scripts are usually submitted from where they sit)

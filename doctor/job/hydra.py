@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Iterator, List, Optional, Tuple, Union
 
 from doctor import fs
 from doctor.errors import InputError
@@ -72,7 +72,8 @@ class _Default:
 
 
 def compose(config_dir: Union[str, Path], config_name: str, overrides: List[Override],
-            origin: Optional[Origin] = None, loaded: Optional[dict] = None) -> Composition:
+            origin: Optional[Origin] = None, loaded: Optional[dict] = None,
+            realpath: Callable[[Any], str] = fs.realpath) -> Composition:
     """What `hydra.compose(config_name, overrides)` returns for configs in `config_dir`.
 
     Follows the defaults lists (`- group: option`, `- group/option`, `_self_`,
@@ -82,15 +83,17 @@ def compose(config_dir: Union[str, Path], config_name: str, overrides: List[Over
     override Hydra would refuse is described in `notes`, not guessed.
 
     `loaded`: real path → the file's YAML as load_yaml_text returned it, shared by the
-    compositions of one run (read, never changed: the result is built of copies).
+    compositions of one run (read, never changed: the result is built of copies);
+    `realpath` the run's (fs.RealPaths), which resolves each directory once.
     """
-    return _Composer(Path(config_dir), origin, loaded).run(config_name, overrides)
+    return _Composer(Path(config_dir), origin, loaded, realpath).run(config_name, overrides)
 
 
 class _Composer:
     def __init__(self, root: Path, origin: Optional[Origin],
-                 loaded: Optional[dict] = None) -> None:
-        self.root, self.origin = root, origin
+                 loaded: Optional[dict] = None,
+                 realpath: Callable[[Any], str] = fs.realpath) -> None:
+        self.root, self.origin, self.realpath = root, origin, realpath
         self.loaded = {} if loaded is None else loaded
         self.result = Composition(_new_dict())
         self.choices: dict = {}       # override key -> option, from the command line first
@@ -226,7 +229,7 @@ class _Composer:
                 self.note(f"Hydra refuses to run: {path} does not exist")
             return None
         try:
-            key = fs.realpath(path)
+            key = self.realpath(path)
             data = self.loaded[key] if key in self.loaded else \
                 self.loaded.setdefault(key, load_yaml_text(path, "Hydra config"))
             header = _package_header(path.read_text(encoding="utf-8", errors="replace"))

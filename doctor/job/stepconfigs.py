@@ -147,12 +147,13 @@ def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs,
     if not fs.is_file(file, job.unreadable):
         return
     try:
-        comp = compose(config_dir, name, [], origin=origin, loaded=_loaded(job))
+        comp = compose(config_dir, name, [], origin=origin, loaded=_loaded(job),
+                       realpath=job.realpath)
     except (InputError, OSError, RecursionError):
         return
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
-    out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
-    out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
+    out.configs.append(ConfigFile(path=Path(job.realpath(file)), rel=job.rel(file), data=comp.data))
+    out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
 
 
 def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
@@ -164,12 +165,13 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
         return
     overrides = [o for o in parsed.overrides if o.tool == "hydra"]
     try:
-        comp = compose(config_dir, name, overrides, origin=origin, loaded=_loaded(job))
+        comp = compose(config_dir, name, overrides, origin=origin, loaded=_loaded(job),
+                       realpath=job.realpath)
     except (InputError, OSError, RecursionError) as exc:
         out.notes.append(f"{step.where}: Hydra config {job.rel(file)} not composed ({exc})")
         return
-    out.configs.append(ConfigFile(path=Path(fs.realpath(file)), rel=job.rel(file), data=comp.data))
-    out.replaces.append([Path(fs.realpath(p)) for p in comp.files] or [Path(fs.realpath(file))])
+    out.configs.append(ConfigFile(path=Path(job.realpath(file)), rel=job.rel(file), data=comp.data))
+    out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
 
@@ -211,8 +213,8 @@ def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin:
         out.notes.append(f"{step.where}: configs not read ({exc})")
         return
     first = files[0][1]
-    out.configs.append(ConfigFile(path=Path(fs.realpath(first)), rel=job.rel(first), data=data))
-    out.replaces.append([Path(fs.realpath(p)) for _, p in files])
+    out.configs.append(ConfigFile(path=Path(job.realpath(first)), rel=job.rel(first), data=data))
+    out.replaces.append([Path(job.realpath(p)) for _, p in files])
     out.notes += [f"{step.where}: {n}" for n in notes]
 
 
@@ -232,7 +234,7 @@ def _only_match(job: Any, written: str, cwd: Path, entry: Optional[Path], step: 
         return fs.is_file(cwd / p, job.unreadable)
     bases = [cwd, job.repo, entry.parent if entry is not None else None,
              step.script.path.parent if step.script else None]
-    return len({fs.realpath(b / p) for b in bases
+    return len({job.realpath(b / p) for b in bases
                 if b is not None and fs.is_file(b / p, job.unreadable)}) == 1
 
 
