@@ -379,19 +379,19 @@ class Job:
             return None
         key = ("entry_file", step.entry, step.entry_is_module, step.cwd,
                step.script.path if step.script else None)
-        return self.memo(key, lambda: self._entry_file(step))
+        return self.memo(key, lambda: self._entry_file(step, step.entry))
 
-    def _entry_file(self, step: Step) -> Optional[Path]:
+    def _entry_file(self, step: Step, entry: str) -> Optional[Path]:
         bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
         # the submit directory is unknown: the repo root, else the job script's own
         # directory (scripts are usually submitted from where they sit)
         bases += [self.repo, self.repo / "src", step.script.path.parent] if step.script \
             else [self.repo, self.repo / "src"]
         if step.entry_is_module:
-            rel = step.entry.replace(".", "/")
+            rel = entry.replace(".", "/")
             names = [f"{rel}.py", f"{rel}/__main__.py"]
         else:
-            names = [step.entry]
+            names = [entry]
         for base in bases:
             for name in names:
                 p = base / name
