@@ -375,11 +375,12 @@ class Job:
 
     def entry_file(self, step: Step) -> Optional[Path]:
         """The repo file a step's python runs (`-m pkg.train` or `scripts/train.py`)."""
-        if step.entry is None:
+        entry = step.entry
+        if entry is None:
             return None
-        key = ("entry_file", step.entry, step.entry_is_module, step.cwd,
+        key = ("entry_file", entry, step.entry_is_module, step.cwd,
                step.script.path if step.script else None)
-        return self.memo(key, lambda: self._entry_file(step, step.entry))
+        return self.memo(key, lambda: self._entry_file(step, entry))
 
     def _entry_file(self, step: Step, entry: str) -> Optional[Path]:
         bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
