@@ -77,7 +77,7 @@ class Job:
         self._locks: dict = {}
         self._lock = threading.Lock()
         self._memo: dict = {}
-        self.realpath = fs.RealPaths()  # each directory resolved once per run
+        self.realpath = fs.RealPaths()  # each path resolved once per run
         self._rels: dict = {}  # path → rel(path)
         self._shared: dict = {}  # thread id -> _SharedClock
         self._busy = _BusyClock()  # while any thread computes shared work
