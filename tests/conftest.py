@@ -22,12 +22,30 @@ def validate_report(doc: dict) -> dict:
     return doc
 
 
+# What the doctor reads of the login environment as the job's: a variable from the
+# shell that runs the tests (WANDB_MODE, a PYTHONPATH, an activated venv, NCCL_*) would
+# change its findings (65 tests failed with four such variables set), so a test's
+# doctor starts without them and gets only those the test gives.
+_JOB_ENV_PREFIXES = ("SLURM", "NCCL_", "TORCH", "PYTORCH_", "WANDB_", "MIOPEN_", "HIP_",
+                     "ROCR_", "ROCM_", "HSA_", "CUDA_", "XLA_", "UCX_", "TRITON_",
+                     "TRANSFORMERS_", "TOKENIZERS_", "HF_", "OMP_", "SINGULARITY",
+                     "APPTAINER")
+_JOB_ENV_NAMES = {"PYTHONPATH", "VIRTUAL_ENV", "XDG_CACHE_HOME", "MASTER_ADDR",
+                  "MASTER_PORT", "WORLD_SIZE", "RANK", "LOCAL_RANK"}
+
+
+def clean_env(env: dict | None = None) -> dict:
+    """os.environ without what the doctor would read as the job's, plus `env`."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith(_JOB_ENV_PREFIXES) and k not in _JOB_ENV_NAMES}
+    clean.update(env or {})
+    return clean
+
+
 def run_doctor(*args: str, cwd: Path | None = None, env: dict | None = None,
                timeout: float = 120) -> subprocess.CompletedProcess:
     """The real CLI in a child process, as a user runs it."""
-    full_env = dict(os.environ)
-    full_env.pop("SLURM_JOB_ID", None)
-    full_env.update(env or {})
+    full_env = clean_env(env)
     return subprocess.run([sys.executable, "-m", "doctor", *args], cwd=cwd or ROOT,
                           env=full_env, capture_output=True, text=True, timeout=timeout)
 
