@@ -163,7 +163,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
 
-    progress = _with_progress(job, _progress())
+    progress = _progress(job)
     if gather or (not static and wants_gather(job.login_env)):
         plan = plan_from_env(job.login_env, timeout=gather_timeout)
         report, writes = run_gathered(
@@ -196,8 +196,9 @@ def _table(report, to_stdout: bool) -> str:
     return render(report, color=color)
 
 
-def _progress():
-    """Progress on stderr, only on a terminal and only once the run takes over a second."""
+def _progress(job):
+    """Progress on stderr, only on a terminal and only once the run takes over a second;
+    the job's long shared reads (90k sources) are shown on the same line."""
     if not sys.stderr.isatty():
         return None
     t0 = time.monotonic()
@@ -218,15 +219,8 @@ def _progress():
         click.echo(f"\r\033[K  {message}", err=True, nl=False)
 
     on_done.finish = finish  # type: ignore[attr-defined]
-    on_done.say = say  # type: ignore[attr-defined]
+    job.on_progress = say
     return on_done
-
-
-def _with_progress(job, progress):
-    """The job tells the progress line about its long shared reads."""
-    if progress is not None:
-        job.on_progress = progress.say
-    return progress
 
 
 def _end_progress(progress) -> None:
@@ -274,7 +268,7 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                    scope=scope)
 
     job = new_job()
-    progress = _with_progress(job, _progress())
+    progress = _progress(job)
     report = run(job, only=_split(only), skip=_split(skip), static=static, no_smoke=True,
                  fail_on=Severity.parse(fail_on), on_done=progress)
     _end_progress(progress)
@@ -441,7 +435,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     refuse_empty(("--json", json_file))
     if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
         check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job))
-    progress = _with_progress(job, _progress())
+    progress = _progress(job)
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
                  fail_on=Severity.parse(fail_on), on_done=progress)
     _end_progress(progress)

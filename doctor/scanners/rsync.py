@@ -300,8 +300,7 @@ def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
 
 
 def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[dict]) -> list:
-    matchers = [(r.action == "+", compile_rule(r)) for r in rl.rules]
-    cvs = [(False, compile_rule(r)) for r in rl.cvs]
+    matchers, cvs = _matchers(rl)
     out: list = []
     trailing = source.endswith("/")
     top = source.rstrip("/") or "/"
@@ -319,6 +318,12 @@ def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[
         prefix = name + "/"
     _walk(top, prefix, matchers, cvs, rl.cvs_per_dir, follow_links, out, record)
     return out
+
+
+def _matchers(rl: "RuleList") -> tuple:
+    """([(include?, match)] of the rules, [(False, match)] of the --cvs-exclude ones)."""
+    return ([(r.action == "+", compile_rule(r)) for r in rl.rules],
+            [(False, compile_rule(r)) for r in rl.cvs])
 
 
 def _record(record: Optional[dict], matchers: list, path: str, is_dir: bool, fs_path: str,
@@ -348,8 +353,7 @@ class Exclusions:
         matches no path that `old` does not (its anchored form)."""
         i = next(k for k, r in enumerate(self.rules.rules) if r is old)
         rl = self.rules.replaced(old, new)
-        matchers = [(r.action == "+", compile_rule(r)) for r in rl.rules]
-        cvs = [(False, compile_rule(r)) for r in rl.cvs]
+        matchers, cvs = _matchers(rl)
         out: list = []
         for path, is_dir, fs_path, local in self.by_rule.get(i, ()):
             if _excluded(matchers, cvs, local, path, is_dir):
