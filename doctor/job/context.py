@@ -44,6 +44,7 @@ NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", 
                ".js", ".ts", ".html", ".css", ".lock", ".log", ".out", ".err", ".parquet",
                ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl",
                ".pyc", ".pyo", ".pyd"}
+_OTHER_KINDS = tuple(NOT_SCRIPTS)
 MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
 # `git ls-files` leaves out what it cannot read, with a warning naming it
 _GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.+)': (.+)$", re.M)
@@ -125,6 +126,15 @@ class Job:
 
         return self.memo("configs", lambda: effective_configs(self, self.config_files))
 
+    @property
+    def configs_read(self) -> list:
+        """The report's `inputs.configs`: `configs` when a check read them, else the config
+        files as found. Composing them reads every Python source for `@hydra.main`: a
+        run whose checks read no config (`--only rsync-exclude-unanchored`) does not pay
+        that for the report alone."""
+        configs = self.memoized("configs")
+        return self.config_files if configs is None else configs
+
     # ---- paths ---------------------------------------------------------
     def _path(self, p: Any) -> Path:
         p = Path(os.path.expanduser(str(p)))
@@ -192,7 +202,8 @@ class Job:
         if paths:
             return _unique(paths)
         rels = self.every_rel() if whole else self.repo_rels()
-        return [p for p in self._existing(r for r in rels if _may_be_script(r))
+        return [p for p in self._existing(r for r in rels  # (the first test saves a call)
+                                          if not r.endswith(_OTHER_KINDS) and _may_be_script(r))
                 if looks_like_sbatch(p, self.unreadable)]
 
     @property
@@ -214,9 +225,12 @@ class Job:
         whole = whole and self.scope is not None
         wanted = (frozenset(suffixes) if suffixes is not None else None,
                   frozenset(names or ()))
+        # every name asked for ends with one of these: one C-level test rules out the rest
+        ends = tuple(wanted[0] or ()) + tuple(wanted[1])
         return list(self.memo(("repo_files", wanted, whole), lambda: self._existing(
             r for r in (self.every_rel() if whole else self.repo_rels()) if wanted[0] is None
-            or _suffix(r) in wanted[0] or r.rpartition("/")[2] in wanted[1])))
+            or (r.endswith(ends) and (_suffix(r) in wanted[0]
+                                      or r.rpartition("/")[2] in wanted[1])))))
 
     def _existing(self, rels: Iterable[str]) -> list:
         return [p for p in (self.repo / r for r in rels) if fs.is_file(p, self.unreadable)]
@@ -577,7 +591,7 @@ def _suffix(rel: str) -> str:
 def _may_be_script(rel: str) -> bool:
     """A name a job script may have: a script suffix, or one that is not a known other
     kind of file (launch_slurm.wilkes3, job.lumi, train.pbs)."""
-    if rel.endswith(".py"):   # most of a large repo
+    if rel.endswith(_OTHER_KINDS):   # most of a large repo (.py, .yaml): one C-level test
         return False
     suffix = _suffix(rel)
     return suffix in SCRIPT_SUFFIXES or (suffix.lower() not in NOT_SCRIPTS
