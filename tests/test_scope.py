@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import clean_env
 from doctor import sites
 from doctor.job.scope import from_files
 from doctor.registry import get
@@ -47,9 +48,8 @@ def make_repo(path: Path, files: dict) -> Path:
 
 
 def doctor(repo: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "SLURM_JOB_ID"}
     return subprocess.run([sys.executable, "-m", "doctor", "run", "--static", "--format",
-                           "json", *args], cwd=repo, env=env, capture_output=True,
+                           "json", *args], cwd=repo, env=clean_env(), capture_output=True,
                           text=True, timeout=120)
 
 

@@ -44,7 +44,9 @@ NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", 
                ".js", ".ts", ".html", ".css", ".lock", ".log", ".out", ".err", ".parquet",
                ".safetensors", ".onnx", ".xml", ".r", ".jl", ".java", ".go", ".rs", ".whl",
                ".pyc", ".pyo", ".pyd"}
-_OTHER_KINDS = tuple(NOT_SCRIPTS)
+# for str.endswith, which tries them in order: the commonest kinds of a large repo first
+_OTHER_KINDS = tuple(sorted(NOT_SCRIPTS, key=lambda s: (s not in {".py", ".yaml", ".yml",
+                                                                  ".json", ".md", ".txt"}, s)))
 MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
 # `git ls-files` leaves out what it cannot read, with a warning naming it
 _GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.+)': (.+)$", re.M)

@@ -138,7 +138,8 @@ def scoped_rels(job: Any, every: list, may_link: Any) -> list:
         words = sorted({w for r in frontier for w in _names_of(r)})
         if not words or not linkers:
             break
-        names = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w.encode()) for w in words)
+        needles = [w.encode() for w in words]
+        names = re.compile(rb"(?<![\w.])(?:" + b"|".join(re.escape(w) for w in needles)
                            + rb")(?![\w])")
         frontier = set()
         for r in list(linkers):
@@ -146,7 +147,8 @@ def scoped_rels(job: Any, every: list, may_link: Any) -> list:
             if text is None:
                 text = linkers[r] = fs.read_bytes(job.repo / r, job.unreadable,
                                                   MAX_LINKER_BYTES) or b""
-            if names.search(text):
+            # `in` first (memchr speed): the regex's lookbehind defeats its own prefix scan
+            if any(w in text for w in needles) and names.search(text):
                 frontier.add(r)
                 del linkers[r]
         scope |= frontier
