@@ -272,3 +272,24 @@ def test_recorded_facts_are_facts_and_probes_run_once(tmp_path):
     assert job.memo("k", lambda: calls.append(1) or 42) == 42
     assert job.memo("k", lambda: calls.append(1) or 43) == 42 and calls == [1]
     assert "gathered_nodes" in job.facts_gathered() and "k" not in job.facts_gathered()
+
+
+def test_inputs_configs_are_those_the_job_reads_when_a_check_read_them(tmp_path):
+    """A config a step names outside the usual directories is one the job reads: listed
+    when a check read the job's configs; a run whose checks read none (the rsync check
+    alone) lists the config files as found and composes nothing for the report."""
+    (tmp_path / "jobs").mkdir()
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "jobs" / "train.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\nsrun python train.py --config exp/special.yaml\n")
+    (tmp_path / "train.py").write_text(
+        "import argparse, yaml\np = argparse.ArgumentParser()\np.add_argument('--config')\n"
+        "cfg = yaml.safe_load(open(p.parse_args().config))\n")
+    (tmp_path / "exp" / "special.yaml").write_text("data:\n  num_workers: 2\n")
+    (tmp_path / "configs" / "base.yaml").write_text("lr: 1\n")
+    _, doc = run_json("--static", "--repo", str(tmp_path), "--only",
+                      "dataloader-option-conflict")
+    assert doc["inputs"]["configs"] == ["configs/base.yaml", "exp/special.yaml"]
+    _, doc = run_json("--static", "--repo", str(tmp_path), "--only", "rsync-exclude-unanchored")
+    assert doc["inputs"]["configs"] == ["configs/base.yaml"]
