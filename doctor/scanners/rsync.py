@@ -389,39 +389,48 @@ SENT, BY_LOCAL_OR_CVS = -2, -1
 
 
 class _Judge:
-    """_excluded for the walk, with the rule that decided, at a fraction of the cost: a
-    rule that matches the last name alone (`data`, `*.pyc`, `__pycache__/`) answers
-    the same for every path with that name, so the first such rule to match a
-    (name, is_dir) is found once per distinct name; per path, only the rules that
-    look at the whole path and come before it are tried. Same verdicts, proven
+    """_excluded for the walk, with the rule that decided, at a fraction of the cost.
+
+    A rule that matches the last name alone (`data`, `*.pyc`, `__pycache__/`) answers
+    the same for every path with that name. A rule that reads the whole path
+    (`/outputs`, `build/**/tmp`) can only match a path whose name its last segment
+    matches (`outputs`, `tmp`; see _name_gate). So for each distinct (name, is_dir)
+    the judge finds once the first name rule to match and the path rules before it
+    that the name lets through; where there are none, the name alone decides, and
+    the walk looks the decision up (`final`). Same verdicts as _excluded, proven
     against rsync by tests/test_rsync_oracle.py."""
 
     def __init__(self, rl: "RuleList"):
         self.matchers, self.cvs = _matchers(rl)
         self.include = [inc for inc, _ in self.matchers]
-        self._by_name = [(k, m) for k, (r, (_, m)) in
-                         enumerate(zip(rl.rules, self.matchers)) if _name_only(r)]
-        self._by_path = [(k, m) for k, (r, (_, m)) in
-                         enumerate(zip(rl.rules, self.matchers)) if not _name_only(r)]
+        rules = list(zip(rl.rules, self.matchers))
+        self._by_name = [(k, m) for k, (r, (_, m)) in enumerate(rules) if _name_only(r)]
+        self._by_path = [(k, m, _name_gate(r)) for k, (r, (_, m)) in enumerate(rules)
+                         if not _name_only(r)]
         self._cvs_by_name = all(_name_only(r) for r in rl.cvs)
-        self._names: dict = {}   # (name, is_dir) -> (first name rule to match, cvs verdict)
+        self._names: dict = {}   # (name, is_dir) -> (first name rule, path rules, cvs verdict)
+        self.final: dict = {}    # (name, is_dir) -> decision, in a directory without .cvsignore
 
     def decide(self, path: str, name: str, is_dir: bool, local: list) -> int:
         """The index of the rule that decides for `path`, else BY_LOCAL_OR_CVS when a
         per-directory or cvs rule excludes it, else SENT."""
         key = (name, is_dir)
         hit = self._names.get(key)
+        n = len(self.matchers)
         if hit is None:
-            first = next((k for k, m in self._by_name if m(name, is_dir)), len(self.matchers))
+            first = next((k for k, m in self._by_name if m(name, is_dir)), n)
+            paths = tuple((k, m) for k, m, gate in self._by_path
+                          if k < first and (gate is None or gate(name, is_dir)))
             cvs = _first_match(self.cvs, name, is_dir) if self._cvs_by_name else None
-            hit = self._names[key] = (first, cvs)
-        first, cvs_verdict = hit
-        for k, m in self._by_path:
-            if k > first:
-                break
+            hit = self._names[key] = (first, paths, cvs)
+            if not paths and (first < n or self._cvs_by_name):
+                self.final[key] = first if first < n else (
+                    BY_LOCAL_OR_CVS if cvs is False else SENT)
+        first, paths, cvs_verdict = hit
+        for k, m in paths:
             if m(path, is_dir):
                 return k
-        if first < len(self.matchers):
+        if first < n:
             return first
         if local:
             verdict = _first_match(local, path, is_dir)
@@ -432,6 +441,19 @@ class _Judge:
         if not self._cvs_by_name:
             cvs_verdict = _first_match(self.cvs, path, is_dir)
         return BY_LOCAL_OR_CVS if cvs_verdict is False else SENT
+
+
+def _name_gate(rule: Rule) -> Optional[Matcher]:
+    """For a rule that reads the whole path: what the path's last name must match for
+    the rule to match it (the pattern's last segment: `*` and `?` stop at `/`), or None
+    where that cannot be had safely (a negated rule, `**` in the last segment, an
+    escape or a character class, which splitting at `/` could cut)."""
+    pat = rule.pattern[:-1] if len(rule.pattern) > 1 and rule.pattern.endswith("/") \
+        else rule.pattern
+    seg = pat.rpartition("/")[2]
+    if rule.negate or "\\" in pat or "[" in pat or not seg or "**" in seg:
+        return None
+    return compile_rule(Rule("-", seg))
 
 
 def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool, out: list,
@@ -453,6 +475,7 @@ def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool,
         except OSError:
             pass
     decide, include = judge.decide, judge.include
+    final = judge.final if not local else {}
     for e in entries:
         try:
             is_dir = e.is_dir(follow_symlinks=follow)
@@ -460,7 +483,9 @@ def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool,
             is_dir = False
         name = e.name
         path = prefix + name
-        k = decide(path, name, is_dir, local)
+        k = final.get((name, is_dir))
+        if k is None:
+            k = decide(path, name, is_dir, local)
         if k != SENT and (k < 0 or not include[k]):
             if record is not None and k >= 0:
                 record.setdefault(k, []).append((path, is_dir, e.path, local))
