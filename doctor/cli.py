@@ -147,11 +147,15 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             torch_version: Optional[str], gather: bool = False,
             gather_timeout: float = 30.0) -> None:
     """Run the checks and report."""
+    repo = repo if repo is not None else default_repo()
+    if changed_since is None and not paths:   # the file list a full run starts with
+        from doctor.scanners.git import LS_FILES_ALL, start_early
+
+        start_early(str(repo), *LS_FILES_ALL)
     from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run
 
-    repo = repo if repo is not None else default_repo()
     job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
               settings_file=settings_file, model=model, torch_version=torch_version,
               static=static, scope=job_scope(repo, changed_since, paths))

@@ -7,6 +7,7 @@ with a cleanup that no later signal can cut short, and exit 128 + the signal.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
@@ -115,11 +116,21 @@ def interrupted_exit_code() -> int:
 def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
             cwd: Optional[str] = None, input: Optional[str] = None) -> CmdResult:
     """Run a command in its own process group; kill the whole group on timeout."""
+    proc = start(argv, env=env, cwd=cwd, stdin=input is not None)
+    if isinstance(proc, CmdResult):
+        return proc
+    return collect(proc, timeout, input)
+
+
+def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
+          stdin: bool = False) -> "subprocess.Popen | CmdResult":
+    """The first half of run_cmd: the child started (a CmdResult when it could not be).
+    Until `collect`, a signal kills it, and so does the doctor's exit (_reap)."""
     if stopping():
         return CmdResult(None, "", "interrupted")
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                 env=env, cwd=cwd, text=True, errors="replace",
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
@@ -127,6 +138,11 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
     _running.add(proc)
     if stopping():  # the signal came while it started
         _kill_group(proc)
+    return proc
+
+
+def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None) -> CmdResult:
+    """The second half of run_cmd: its output, or the group killed after `timeout` s."""
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
         return CmdResult(proc.returncode, out, err)
@@ -140,6 +156,15 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
         raise
     finally:
         _running.discard(proc)
+
+
+@atexit.register
+def _reap() -> None:
+    """A child started and never collected (git begun early for a run that stopped
+    before it asked) is killed when the doctor exits: nothing is left behind."""
+    for proc in list(_running):
+        _kill_group(proc)
+        proc.wait()
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
