@@ -151,7 +151,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     if changed_since is None and not paths:   # the file list a full run starts with
         from doctor.scanners.git import LS_FILES_ALL, start_early
 
-        start_early(str(repo), *LS_FILES_ALL)
+        click.get_current_context().call_on_close(start_early(str(repo), *LS_FILES_ALL))
     from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run

@@ -158,13 +158,19 @@ def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None)
         _running.discard(proc)
 
 
+def stop(proc: subprocess.Popen) -> None:
+    """A child `start`ed that nobody will `collect`: killed with its group and reaped."""
+    _kill_group(proc)
+    proc.wait()
+    _running.discard(proc)
+
+
 @atexit.register
 def _reap() -> None:
-    """A child started and never collected (git begun early for a run that stopped
-    before it asked) is killed when the doctor exits: nothing is left behind."""
+    """A child still running when the doctor exits (a timed-out check's) is killed:
+    nothing is left behind."""
     for proc in list(_running):
-        _kill_group(proc)
-        proc.wait()
+        stop(proc)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

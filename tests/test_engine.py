@@ -293,3 +293,20 @@ def test_inputs_configs_are_those_the_job_reads_when_a_check_read_them(tmp_path)
     assert doc["inputs"]["configs"] == ["configs/base.yaml", "exp/special.yaml"]
     _, doc = run_json("--static", "--repo", str(tmp_path), "--only", "rsync-exclude-unanchored")
     assert doc["inputs"]["configs"] == ["configs/base.yaml"]
+
+
+def test_a_run_refused_in_process_leaves_no_child_behind(capsys):
+    """A full run begins git's file list before it reads its inputs (cli.run_cmd); a run
+    that stops first (a refused input, exit 2) kills and reaps that git: called in-process
+    (doctor.cli.main), the caller is left no child, running or zombie."""
+    import psutil
+
+    from doctor.cli import main
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--static", "--repo", str(ROOT / "fixtures" / "demo"),
+              "--config", str(ROOT / "no-such-config.yaml")])
+    assert exc.value.code == 2
+    assert "config file not found" in capsys.readouterr().err
+    assert [p for p in psutil.Process().children(recursive=True) if p.pid not in before] == []

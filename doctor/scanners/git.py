@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.model import Skip
-from doctor.proc import CmdResult, collect, run_cmd, start
+from doctor.proc import CmdResult, collect, run_cmd, start, stop
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
@@ -74,14 +74,24 @@ LS_FILES_ALL = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
 _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 
 
-def start_early(repo: str, *args: str) -> None:
+def start_early(repo: str, *args: str) -> Callable[[], None]:
     """Begin `git args` in `repo` now, for run_git to collect when it is asked for: git
     walks a 100k-file work tree (0.1 s) on another CPU while the doctor imports its
-    checks. One that nobody asks for is killed when the doctor exits (proc._reap)."""
+    checks. Returns what the caller calls when its run is over: it kills and reaps the
+    git if nobody asked for it (a run that stopped early, or never needed the list)."""
     key = _early_key(repo, args)
-    proc = start(git_argv(repo, *args), env=ENV) if key is not None else None
-    if isinstance(proc, subprocess.Popen):
-        _early[key] = proc
+    if key is None or key in _early:   # (another run in this process begun it)
+        return lambda: None
+    proc = start(git_argv(repo, *args), env=ENV)
+    if not isinstance(proc, subprocess.Popen):
+        return lambda: None
+
+    def drop() -> None:
+        if _early.get(key) is proc:
+            del _early[key]
+            stop(proc)
+    _early[key] = proc
+    return drop
 
 
 def _early_key(repo: str, args: tuple) -> Optional[tuple]:
