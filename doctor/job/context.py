@@ -24,7 +24,7 @@ from doctor.job.scope import Scope, scoped_rels
 from doctor.job.steps import Step, launched_steps
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
-from doctor.scanners.git import LS_FILES_ALL, run_git
+from doctor.scanners.git import LS_FILES_ALL, LS_FILES_TRACKED, run_git
 from doctor.job.sbatch import SbatchScript, as_submitted, load_sbatch, looks_like_sbatch
 from doctor.errors import InputError
 from doctor.secrets import mask_words
@@ -254,7 +254,7 @@ class Job:
 
     def _list_repo_files(self) -> list:
         # a scoped run's untracked files are among its changed ones: no second walk
-        args = LS_FILES_ALL if self.scope is None else LS_FILES_ALL[:3]
+        args = LS_FILES_ALL if self.scope is None else LS_FILES_TRACKED
         res = run_git(str(self.repo), *args, timeout=20)   # begun early by the CLI
         if res.returncode == 0:  # all of them: a job script past the first N is still one
             for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so

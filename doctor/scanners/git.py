@@ -69,8 +69,10 @@ def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) 
     return run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input)
 
 
-# `git ls-files` of the job model's file list (doctor/job/context.py) in a full run
-LS_FILES_ALL = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+# `git ls-files` of the job model's file list (doctor/job/context.py): a full run's, and a
+# scoped run's (whose untracked files are among its changed ones)
+LS_FILES_TRACKED = ("ls-files", "-z", "--cached")
+LS_FILES_ALL = LS_FILES_TRACKED + ("--others", "--exclude-standard")
 _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 
 

@@ -127,20 +127,22 @@ def _char_class(pat: str, i: int) -> tuple:
 Matcher = Callable[[str, bool], bool]
 
 
+def _without_dir_slash(pattern: str) -> str:
+    """The pattern without the trailing `/` that makes it match directories only."""
+    return pattern[:-1] if len(pattern) > 1 and pattern.endswith("/") else pattern
+
+
 def _name_only(rule: Rule) -> bool:
     """Does the rule match the last name component alone (no `/` but a trailing one, no
     `**`)? Then its answer for a path depends on (name, is_dir) only."""
-    pat = rule.pattern[:-1] if len(rule.pattern) > 1 and rule.pattern.endswith("/") \
-        else rule.pattern
+    pat = _without_dir_slash(rule.pattern)
     return "/" not in pat and "**" not in pat
 
 
 def compile_rule(rule: Rule) -> Matcher:
     """A function (path, is_dir) → does the rule match, following rule_matches()."""
-    pat = rule.pattern
-    dir_only = len(pat) > 1 and pat.endswith("/")
-    if dir_only:
-        pat = pat[:-1]
+    pat = _without_dir_slash(rule.pattern)
+    dir_only = pat != rule.pattern
     slash_cnt = pat.count("/")
     wild = any(c in pat for c in "*[?")
     wild2 = wild and "**" in pat
@@ -408,6 +410,7 @@ class _Judge:
         self._by_path = [(k, m, _name_gate(r)) for k, (r, (_, m)) in enumerate(rules)
                          if not _name_only(r)]
         self._cvs_by_name = all(_name_only(r) for r in rl.cvs)
+        self._none = len(self.matchers)   # "no rule of the list matched"
         self._names: dict = {}   # (name, is_dir) -> (first name rule, path rules, cvs verdict)
         self.final: dict = {}    # (name, is_dir) -> decision, in a directory without .cvsignore
 
@@ -416,7 +419,7 @@ class _Judge:
         per-directory or cvs rule excludes it, else SENT."""
         key = (name, is_dir)
         hit = self._names.get(key)
-        n = len(self.matchers)
+        n = self._none
         if hit is None:
             first = next((k for k, m in self._by_name if m(name, is_dir)), n)
             paths = tuple((k, m) for k, m, gate in self._by_path
@@ -448,8 +451,7 @@ def _name_gate(rule: Rule) -> Optional[Matcher]:
     the rule to match it (the pattern's last segment: `*` and `?` stop at `/`), or None
     where that cannot be had safely (a negated rule, `**` in the last segment, an
     escape or a character class, which splitting at `/` could cut)."""
-    pat = rule.pattern[:-1] if len(rule.pattern) > 1 and rule.pattern.endswith("/") \
-        else rule.pattern
+    pat = _without_dir_slash(rule.pattern)
     seg = pat.rpartition("/")[2]
     if rule.negate or "\\" in pat or "[" in pat or not seg or "**" in seg:
         return None
