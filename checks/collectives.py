@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 from dataclasses import dataclass
@@ -58,8 +59,14 @@ class Module:
         self.functions = {n.name: n for n in tree.body
                           if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        self._defs: list = []      # every def at any depth, and every call: one walk
+        self._calls: list = []
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+            if isinstance(node, ast.Call):
+                self._calls.append(node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self._defs.append(node)
+            elif isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name == DIST and a.asname:
                         self.dist_aliases.add(a.asname)
@@ -74,6 +81,19 @@ class Module:
                     elif base == DIST and is_collective(a.name):
                         self.direct[local] = f"{DIST}.{a.name}"
                     self.imports[local] = f"{base}.{a.name}" if base else a.name
+
+    def collective_callers(self) -> set:
+        """Names of the functions (at any depth) whose code, decorators and defaults
+        included, calls a collective: a call lies in a def when its line does (no other
+        statement can share a line with a def's)."""
+        lines = sorted(c.lineno for c in self._calls if self.collective(c))
+        found = set()
+        for fn in self._defs if lines else ():
+            start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+            i = bisect.bisect_left(lines, start)
+            if i < len(lines) and lines[i] <= (fn.end_lineno or fn.lineno):
+                found.add(fn.name)
+        return found
 
     def _absolute(self, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -128,9 +148,9 @@ class Repo:
         self.by_name: dict = {}
         self.sources: dict = {}
         for path, tree in _candidates(job):
-            rel = job.rel(path)
+            mod = _module(job, path, tree)
+            rel = mod.rel
             names = module_names(rel) or [rel]
-            mod = Module(rel, tree, names[0])
             self.modules.append(mod)
             self.sources[rel] = Path(path)
             for n in names:
@@ -246,12 +266,8 @@ def _candidates(job: Job) -> list:
     direct = trees_mentioning(job, *WORDS)
     names: set = set()
     for path, tree in direct:
-        rel = job.rel(path)
-        mod = Module(rel, tree, (module_names(rel) or [rel])[0])
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(n, ast.Call) and mod.collective(n) for n in ast.walk(node)):
-                names.add(node.name.encode())
+        mod = _module(job, path, tree)
+        names |= {n.encode() for n in mod.collective_callers()}
     keep = {os.path.normpath(p) for p, _ in direct}
     callers = trees_mentioning(job, *sorted(names)) if names else []
     keep |= {os.path.normpath(p) for p, _ in callers}
@@ -261,6 +277,15 @@ def _candidates(job: Job) -> list:
         keep |= {os.path.normpath(src)} if src is not None else set()
     return [(Path(p), t) for p, _ in raw_texts(job) if os.path.normpath(p) in keep
             and (t := tree_of(job, p)) is not None]
+
+
+def _module(job: Job, path: Path, tree: ast.Module) -> Module:
+    """The Module of one source, made once per run (the candidates' pre-filter and the
+    Repo both read it)."""
+    def make() -> Module:
+        rel = job.rel(path)
+        return Module(rel, tree, (module_names(rel) or [rel])[0])
+    return job.memo(("collectives.module", os.path.normpath(path)), make)
 
 
 def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[tuple]:

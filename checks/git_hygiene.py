@@ -64,8 +64,9 @@ def _fix(blob: Blob) -> str:
 def _history_blobs(repo: GitRepo, want) -> list:
     """History blobs under the directory that `want(path, size)`, one per (path, oid)."""
     out = {}
+    prefix = repo.prefix
     for top_path, oid, size in repo.history():
-        rel = repo.rel(top_path)
+        rel = top_path[len(prefix):] if top_path.startswith(prefix) else None
         if rel is not None and want(rel, size):
             out[(rel, oid)] = Blob(rel, oid, size, "history")
     return list(out.values())
@@ -77,9 +78,14 @@ def _with_commits(repo: GitRepo, blobs: list) -> list:
                  added.get(repo.prefix + b.path, {}).get(b.oid or "")) for b in blobs]
 
 
+def _worth_reading(path: str, size: int) -> bool:
+    """A core-like name, or large: worth reading 20 bytes of."""
+    return size >= CANDIDATE_SIZE or core_name_hint(path)
+
+
 def _core_candidates(blobs: list) -> list:
-    """Blobs worth 20 bytes: a core-like name, or large; names first, then by size."""
-    cands = [b for b in blobs if core_name_hint(b.path) or b.size >= CANDIDATE_SIZE]
+    """Blobs worth 20 bytes, names first, then by size."""
+    cands = [b for b in blobs if _worth_reading(b.path, b.size)]
     cands.sort(key=lambda b: (not core_name_hint(b.path), -b.size))
     return cands[:MAX_HEADER_READS]
 
@@ -131,7 +137,7 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
         if is_core_dump(str(job.repo / b.path)):
             found.append(b)
     in_index = {(b.path, b.oid) for b in index}
-    for b in _core_candidates(_history_blobs(repo, lambda p, s: True)):
+    for b in _core_candidates(_history_blobs(repo, _worth_reading)):
         if (b.path, b.oid) not in in_index and is_elf_core(repo.blob_head(b.oid or "")):
             found.append(b)
     found = _with_commits(repo, [b for b in found if b.where != "untracked"]) + \
@@ -201,8 +207,8 @@ def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 *
     sized = [(b, max(b.size, _worktree_size(job, b.path))
               if changed is None or b.path in changed else b.size) for b in repo.index()]
     lfs = repo.lfs_paths(repo.prefix + b.path for b, size in sized if size > warn_bytes)
-    index = [b if repo.prefix + b.path in lfs else Blob(b.path, b.oid, size, "index")
-             for b, size in sized]
+    index = [b if size == b.size or repo.prefix + b.path in lfs
+             else Blob(b.path, b.oid, size, "index") for b, size in sized]
     in_index = {(b.path, b.oid) for b in index}
     blobs = [b for b in index if b.size > warn_bytes]
     blobs += [b for b in _history_blobs(repo, lambda p, s: s > warn_bytes)

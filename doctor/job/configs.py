@@ -1,6 +1,7 @@
 """Training configs: YAML loaded with the line of every mapping and key."""
 from __future__ import annotations
 
+import copy
 import os
 import re
 from dataclasses import dataclass
@@ -39,6 +40,33 @@ class LineDict(dict):
     def origin_of(self, key: Any) -> Optional[tuple]:
         """(path, line) of what set `key` from outside this mapping's file, if anything."""
         return self.origins.get(key)
+
+
+def copy_tree(value: Any, _memo: Optional[dict] = None) -> Any:
+    """A deep copy of a loaded YAML tree (LineDicts, dicts, lists, scalars), as
+    copy.deepcopy makes it (a node shared by YAML aliases stays shared), at a fifth of
+    its cost: a Hydra composition copies every step's config tree. A LineDict's
+    `line`, `key_lines` and `origins` are shared, not copied: they are only ever
+    replaced, never changed in place, once the file is loaded."""
+    t = type(value)
+    if t is str or t is int or t is float or t is bool or value is None:
+        return value
+    memo = {} if _memo is None else _memo
+    hit = memo.get(id(value))
+    if hit is not None:
+        return hit
+    if t is LineDict or t is dict:
+        out = memo[id(value)] = t()
+        if t is LineDict:
+            out.__dict__.update(value.__dict__)
+        for k, v in value.items():
+            out[k] = copy_tree(v, memo)
+        return out
+    if t is list:
+        out = memo[id(value)] = []
+        out += [copy_tree(v, memo) for v in value]
+        return out
+    return copy.deepcopy(value, memo)   # a date, a set, bytes: rare, and left to copy
 
 
 def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
@@ -164,8 +192,12 @@ class ConfigFile:
     data: Any
 
     def mappings(self) -> Iterator[tuple]:
-        """Every mapping in the document, at any depth: (key path, LineDict)."""
-        yield from _walk(self.data, ())
+        """Every mapping in the document, at any depth: (key path, LineDict), in document
+        order. Listed once per file (a dozen checks ask, of a thousand configs)."""
+        found = self.__dict__.get("_mappings")
+        if found is None:
+            found = self.__dict__["_mappings"] = _mappings_of(self.data)
+        return iter(found)
 
     def line_of(self, mapping: Any, key: Any = None) -> Optional[int]:
         if isinstance(mapping, LineDict):
@@ -189,14 +221,20 @@ class ConfigFile:
         return Location(str(path), line or None)
 
 
-def _walk(node: Any, path: tuple) -> Iterator[tuple]:
-    if isinstance(node, dict):
-        yield path, node
-        for k, v in node.items():
-            yield from _walk(v, path + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk(v, path + (i,))
+def _mappings_of(data: Any) -> list:
+    """[(key path, mapping)] of every mapping in `data`, depth first in document order."""
+    out: list = []
+    stack = [((), data)] if isinstance(data, (dict, list)) else []
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            out.append((path, node))
+            kids = [(path + (k,), v) for k, v in node.items() if isinstance(v, (dict, list))]
+        else:   # a list
+            kids = [(path + (i,), v) for i, v in enumerate(node) if isinstance(v, (dict, list))]
+        kids.reverse()
+        stack += kids
+    return out
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,6 @@ configs' own `${...}` interpolations resolve to (they stay strings).
 """
 from __future__ import annotations
 
-import copy
 import os
 import re
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from typing import Any, Callable, List, Optional, Tuple, Union
 import yaml
 
 from doctor import fs
-from doctor.job.configs import LineDict, Unknown
+from doctor.job.configs import LineDict, Unknown, copy_tree
 
 Resolver = Callable[[str], Optional[str]]
 Origin = Tuple[str, int]
@@ -361,7 +360,7 @@ def apply_overrides(data: Any, overrides: List[Override], origin: Optional[Origi
     described in `notes`. jsonargparse's `--a.b=c` sets the key, creating
     its parents. Every key set remembers `origin` in its mapping's `origins`.
     """
-    out = copy.deepcopy(data) if data is not None else _new_dict()
+    out = copy_tree(data) if data is not None else _new_dict()
     for o in overrides:
         problem = _apply_one(out, o, origin) if isinstance(out, dict) else "the config is a list"
         if problem and notes is not None:
@@ -374,7 +373,7 @@ def apply_cli(parsed: ParsedArgs, data: Any, load: Callable[[str], Any],
     """What jsonargparse / LightningCLI reads: starting from `data` (the parser's defaults,
     or an empty mapping), each `--config` file merged and each `--a.b=c` set, in argv order,
     so a later one wins. `load(path)` reads one config file (a LineDict tree)."""
-    out = copy.deepcopy(data) if data is not None else _new_dict()
+    out = copy_tree(data) if data is not None else _new_dict()
     for item in parsed.items:
         if isinstance(item, Override):
             if item.tool == "cli":
@@ -519,7 +518,7 @@ def _tree(value: Any, where: Callable[[Any, Any], Optional[Origin]]) -> Any:
         out = _new_dict(value)
         _merge(out, value, where)
         return out
-    return copy.deepcopy(value)
+    return copy_tree(value)
 
 
 def _new_dict(like: Any = None) -> LineDict:

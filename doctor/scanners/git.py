@@ -16,8 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from doctor.model import Skip
 from doctor.proc import CmdResult, collect, run_cmd, start, stop
@@ -146,8 +145,7 @@ def core_name_hint(path: str) -> bool:
     return bool(CORE_NAME.match(path.rpartition("/")[2]))
 
 
-@dataclass(frozen=True)
-class Blob:
+class Blob(NamedTuple):   # a tuple: a 100k-file index makes 100k of them
     path: str              # relative to the scanned directory (job.repo)
     oid: Optional[str]     # None for untracked files
     size: int
