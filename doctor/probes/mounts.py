@@ -13,8 +13,6 @@ worker thread with a deadline, so a dead NFS server cannot hang the doctor.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import re
 import threading
@@ -141,26 +139,35 @@ def with_deadline(fn: Callable[[], Any], timeout: float = FS_TIMEOUT_S) -> tuple
     return True, box.get("value")
 
 
-class _Statfs(ctypes.Structure):
-    # struct statfs on 64-bit Linux: f_type is the first field (long).
-    _fields_ = [("f_type", ctypes.c_long), ("f_bsize", ctypes.c_long),
-                ("f_blocks", ctypes.c_ulong), ("f_bfree", ctypes.c_ulong),
-                ("f_bavail", ctypes.c_ulong), ("f_files", ctypes.c_ulong),
-                ("f_ffree", ctypes.c_ulong), ("f_fsid", ctypes.c_int * 2),
-                ("f_namelen", ctypes.c_long), ("f_frsize", ctypes.c_long),
-                ("f_flags", ctypes.c_long), ("f_spare", ctypes.c_long * 4)]
-
-
 _libc: Any = None
+
+
+def _load_libc() -> tuple:
+    """(libc, struct statfs), made on the first statfs_type."""
+    import ctypes
+    import ctypes.util
+
+    class Statfs(ctypes.Structure):
+        # struct statfs on 64-bit Linux: f_type is the first field (long).
+        _fields_ = [("f_type", ctypes.c_long), ("f_bsize", ctypes.c_long),
+                    ("f_blocks", ctypes.c_ulong), ("f_bfree", ctypes.c_ulong),
+                    ("f_bavail", ctypes.c_ulong), ("f_files", ctypes.c_ulong),
+                    ("f_ffree", ctypes.c_ulong), ("f_fsid", ctypes.c_int * 2),
+                    ("f_namelen", ctypes.c_long), ("f_frsize", ctypes.c_long),
+                    ("f_flags", ctypes.c_long), ("f_spare", ctypes.c_long * 4)]
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True), Statfs
 
 
 def statfs_type(path: str) -> int:
     """statfs(2) f_type of `path` (raises OSError). Call it through with_deadline."""
+    import ctypes   # here, not at import: a run that asks no mount pays nothing for it
+
     global _libc
     if _libc is None:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    buf = _Statfs()
-    if _libc.statfs(os.fsencode(path), ctypes.byref(buf)) != 0:
+        _libc = _load_libc()
+    libc, statfs_struct = _libc
+    buf = statfs_struct()
+    if libc.statfs(os.fsencode(path), ctypes.byref(buf)) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), path)
     return buf.f_type & 0xFFFFFFFF

@@ -7,8 +7,6 @@ import socket
 import sys
 from typing import Optional
 
-import psutil
-
 from doctor.probes import probe
 
 
@@ -19,6 +17,8 @@ def python_version(job) -> str:
 
 @probe("node")
 def node(job) -> dict:
+    import psutil   # here, not at import: a static run reads no probe (9 ms)
+
     return {
         "hostname": socket.gethostname(),
         "machine": platform.machine(),
@@ -30,6 +30,8 @@ def node(job) -> dict:
 
 
 def _limit(name: str) -> Optional[list]:
+    import psutil
+
     res = getattr(psutil, name, None)
     if res is None:
         return None

@@ -4,7 +4,6 @@ Read from /proc and from package metadata only: nothing is imported or run.
 """
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 from typing import Optional
 
@@ -33,6 +32,8 @@ def core_pattern(job) -> dict:
 @probe("triton")
 def triton(job) -> dict:
     """{installed, version, dist} of the first triton distribution found."""
+    from importlib import metadata   # here, not at import: 10 ms a static run does not need
+
     for dist in TRITON_DISTS:
         try:
             return {"installed": True, "version": metadata.version(dist), "dist": dist}
