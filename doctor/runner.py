@@ -15,7 +15,7 @@ from doctor import __version__
 from doctor.job.context import Job
 from doctor.errors import InputError
 from doctor.model import Finding, Report, Result, Severity, Skip, Status
-from doctor.registry import CheckSpec, all_checks, node_fact
+from doctor.registry import CheckSpec, all_checks, checks_named, node_fact
 from doctor.secrets import secret_values
 from doctor.settings import check_option
 
@@ -227,10 +227,24 @@ def host_info(job: Job) -> dict:
 def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),
                   static: bool = False, no_smoke: bool = False) -> list:
     """The registry's checks this run selects, after validating the settings against them."""
-    specs = all_checks()
+    specs = _named_specs(job, list(only), list(skip)) or all_checks()
     check_settings(job, specs)
     return select(specs, only=only, skip=skip, select_=job.settings.select,
                   ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+
+
+def _named_specs(job: Job, only: list, skip: list) -> Optional[list]:
+    """The specs of the checks `--only` names and of those the settings name, when
+    every one is a built-in check id (only their modules are imported); None otherwise:
+    a tag, an `ignore`, a check pack's id need the whole registry."""
+    s = job.settings
+    if not only or list(s.select) != ["all"] or s.ignore:
+        return None
+    named = {*only, *skip, *s.severity, *s.options, *(w.check for w in s.waivers)}
+    registry = checks_named(named)
+    if registry is None:
+        return None
+    return [spec for _, spec in sorted(registry.items())]
 
 
 def run(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),
