@@ -43,8 +43,10 @@ OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: reade
                "written as they are.")
 
 
-def job_scope(repo: Path, changed_since: Optional[str], paths: tuple):
-    """The Scope of a run given --changed-since or file arguments; None: a full run."""
+def job_scope(repo: Path, changed_since: Optional[str], paths: tuple,
+              base: Optional[str] = None):
+    """The Scope of a run given --changed-since or file arguments; None: a full run.
+    `base`: the merge base begin_git found."""
     if changed_since is not None and paths:
         raise InputError("--changed-since and file arguments exclude each other")
     if changed_since is None and not paths:
@@ -52,8 +54,27 @@ def job_scope(repo: Path, changed_since: Optional[str], paths: tuple):
     from doctor.job import scope
 
     if changed_since is not None:
-        return scope.changed_since(repo, changed_since)
+        return scope.changed_since(repo, changed_since, base)
     return scope.from_files(repo, paths)
+
+
+def begin_git(repo: Path, changed_since: Optional[str], paths: tuple) -> Optional[str]:
+    """Begin the git that walks the work tree before the doctor imports its checks, so
+    that the two overlap (the other CPU): a full run's file list, or the walks that
+    find what changed since REV (whose merge base it returns). The click context's
+    close kills and reaps what the run never asked for."""
+    from doctor.scanners.git import LS_FILES_ALL, start_early
+
+    close = click.get_current_context().call_on_close
+    if changed_since is None and not paths:
+        close(start_early(str(repo), *LS_FILES_ALL))
+    elif changed_since is not None and not paths:
+        from doctor.job import scope
+
+        base, drop = scope.begin_changed_since(repo, changed_since)
+        close(drop)
+        return base
+    return None
 
 
 def _say_scope(job) -> None:
@@ -148,17 +169,14 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             gather_timeout: float = 30.0) -> None:
     """Run the checks and report."""
     repo = repo if repo is not None else default_repo()
-    if changed_since is None and not paths:   # the file list a full run starts with
-        from doctor.scanners.git import LS_FILES_ALL, start_early
-
-        click.get_current_context().call_on_close(start_early(str(repo), *LS_FILES_ALL))
+    base = begin_git(repo, changed_since, paths)
     from doctor.job.context import Job
     from doctor.report import render
     from doctor.runner import run
 
     job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
               settings_file=settings_file, model=model, torch_version=torch_version,
-              static=static, scope=job_scope(repo, changed_since, paths))
+              static=static, scope=job_scope(repo, changed_since, paths, base))
     refuse_empty(("--json", json_file), ("--output", output))
     json_path = expand_output_pattern(json_file) if json_file else None
     out_path = expand_output_pattern(output) if output else None

@@ -296,7 +296,7 @@ def test_inputs_configs_are_those_the_job_reads_when_a_check_read_them(tmp_path)
 
 
 def test_a_run_refused_in_process_leaves_no_child_behind(capsys):
-    """A full run begins git's file list before it reads its inputs (cli.run_cmd); a run
+    """A full run begins git's file list before it reads its inputs (cli.begin_git); a run
     that stops first (a refused input, exit 2) kills and reaps that git: called in-process
     (doctor.cli.main), the caller is left no child, running or zombie."""
     import psutil
@@ -309,4 +309,20 @@ def test_a_run_refused_in_process_leaves_no_child_behind(capsys):
               "--config", str(ROOT / "no-such-config.yaml")])
     assert exc.value.code == 2
     assert "config file not found" in capsys.readouterr().err
+    assert [p for p in psutil.Process().children(recursive=True) if p.pid not in before] == []
+
+
+def test_the_walks_a_scoped_run_begins_are_reaped_when_it_ends_without_them():
+    """`--changed-since` begins `git diff` and `git ls-files --others` before the doctor
+    imports its checks; a run that ends before it asks for them leaves no child."""
+    import click
+    import psutil
+
+    from doctor.cli import begin_git
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    with click.Context(click.Command("run")):
+        assert begin_git(ROOT, "HEAD", ())   # the merge base
+        began = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+        assert len(began) == 2   # running, or exited and not yet reaped
     assert [p for p in psutil.Process().children(recursive=True) if p.pid not in before] == []

@@ -56,16 +56,17 @@ def copy_tree(value: Any, _memo: Optional[dict] = None) -> Any:
     if hit is not None:
         return hit
     if t is LineDict or t is dict:
-        out = memo[id(value)] = t()
+        mapping = memo[id(value)] = t()
         if t is LineDict:
-            out.__dict__.update(value.__dict__)
+            mapping.__dict__.update(value.__dict__)
         for k, v in value.items():
-            out[k] = copy_tree(v, memo)
-        return out
+            mapping[k] = copy_tree(v, memo)
+        return mapping
     if t is list:
-        out = memo[id(value)] = []
-        out += [copy_tree(v, memo) for v in value]
-        return out
+        items: list = []
+        memo[id(value)] = items
+        items += [copy_tree(v, memo) for v in value]
+        return items
     return copy.deepcopy(value, memo)   # a date, a set, bytes: rare, and left to copy
 
 
@@ -224,7 +225,7 @@ class ConfigFile:
 def _mappings_of(data: Any) -> list:
     """[(key path, mapping)] of every mapping in `data`, depth first in document order."""
     out: list = []
-    stack = [((), data)] if isinstance(data, (dict, list)) else []
+    stack: list = [((), data)] if isinstance(data, (dict, list)) else []
     while stack:
         path, node = stack.pop()
         if isinstance(node, dict):

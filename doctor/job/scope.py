@@ -35,7 +35,7 @@ from typing import Any, Iterable, Optional
 
 from doctor import fs
 from doctor.errors import InputError
-from doctor.scanners.git import run_git
+from doctor.scanners.git import run_git, start_early
 
 # a change to one of these makes the run full (the settings, the package's layout, what
 # hides files from git: any .gitignore), as does one to the settings file the run reads
@@ -76,9 +76,15 @@ def _git(repo: Path, *args: str) -> str:
     return res.stdout
 
 
-def changed_since(repo: Path, rev: str) -> Scope:
-    """The files changed since the merge base of REV and HEAD: its commits, the index and
-    the work tree (tracked files), plus untracked files that are not ignored."""
+_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard")
+
+
+def _diff(base: str) -> tuple:
+    return ("diff", "--name-only", "-z", "--no-renames", "--relative", base, "--")
+
+
+def merge_base(repo: Path, rev: str) -> str:
+    """The merge base of REV and HEAD; an InputError when REV or the repo is not one."""
     if rev.startswith("-"):
         raise InputError(f"--changed-since: {rev!r} is not a revision")
     res = run_git(str(repo), "rev-parse", "--is-inside-work-tree", timeout=10)
@@ -88,12 +94,27 @@ def changed_since(repo: Path, rev: str) -> Scope:
                   timeout=10)
     if res.returncode != 0:
         raise InputError(f"--changed-since: {rev!r} is not a commit in {repo}")
-    base = _git(repo, "merge-base", res.stdout.strip(), "HEAD").strip()
+    return _git(repo, "merge-base", res.stdout.strip(), "HEAD").strip()
+
+
+def begin_changed_since(repo: Path, rev: str) -> tuple:
+    """(merge base, drop): the two work-tree walks changed_since asks for, begun now so
+    that git walks while the doctor imports (git.start_early); `drop` kills and reaps
+    them if the run ends without asking."""
+    base = merge_base(repo, rev)
+    drops = [start_early(str(repo), *_diff(base)), start_early(str(repo), *_OTHERS)]
+    return base, lambda: [drop() for drop in drops]
+
+
+def changed_since(repo: Path, rev: str, base: Optional[str] = None) -> Scope:
+    """The files changed since the merge base of REV and HEAD (`base`, when
+    begin_changed_since found it): its commits, the index and the work tree (tracked
+    files), plus untracked files that are not ignored."""
+    base = base if base is not None else merge_base(repo, rev)
     # both walk the work tree (a stat per tracked file, a readdir per directory): at once
     with ThreadPoolExecutor(2) as pool:
-        diff = pool.submit(_git, repo, "diff", "--name-only", "-z", "--no-renames",
-                           "--relative", base, "--")
-        new = pool.submit(_git, repo, "ls-files", "-z", "--others", "--exclude-standard")
+        diff = pool.submit(_git, repo, *_diff(base))
+        new = pool.submit(_git, repo, *_OTHERS)
         names = diff.result().split("\0") + new.result().split("\0")
     return _scope(repo, (n for n in names if n), f"--changed-since {rev}", base)
 
