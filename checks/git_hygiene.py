@@ -64,9 +64,8 @@ def _fix(blob: Blob) -> str:
 def _history_blobs(repo: GitRepo, want) -> list:
     """History blobs under the directory that `want(path, size)`, one per (path, oid)."""
     out = {}
-    prefix = repo.prefix
     for top_path, oid, size in repo.history():
-        rel = top_path[len(prefix):] if top_path.startswith(prefix) else None
+        rel = repo.rel(top_path)
         if rel is not None and want(rel, size):
             out[(rel, oid)] = Blob(rel, oid, size, "history")
     return list(out.values())

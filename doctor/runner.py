@@ -240,11 +240,7 @@ def _named_specs(job: Job, only: list, skip: list) -> Optional[list]:
     s = job.settings
     if not only or list(s.select) != ["all"] or s.ignore:
         return None
-    named = {*only, *skip, *s.severity, *s.options, *(w.check for w in s.waivers)}
-    registry = checks_named(named)
-    if registry is None:
-        return None
-    return [spec for _, spec in sorted(registry.items())]
+    return checks_named({*only, *skip, *s.severity, *s.options, *(w.check for w in s.waivers)})
 
 
 def run(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (),

@@ -44,8 +44,8 @@ class LineDict(dict):
 
 def copy_tree(value: Any, _memo: Optional[dict] = None) -> Any:
     """A deep copy of a loaded YAML tree (LineDicts, dicts, lists, scalars), as
-    copy.deepcopy makes it (a node shared by YAML aliases stays shared), at a fifth of
-    its cost: a Hydra composition copies every step's config tree. A LineDict's
+    copy.deepcopy makes it (a node shared by YAML aliases stays shared), 4.5× faster
+    on the monorepo's configs: a Hydra composition copies every step's config tree. A LineDict's
     `line`, `key_lines` and `origins` are shared, not copied: they are only ever
     replaced, never changed in place, once the file is loaded."""
     t = type(value)
