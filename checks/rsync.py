@@ -237,13 +237,13 @@ def _findings(job: Job, inv: Invocation, cmd: Command, source: str, src: Path,
     # names in the transfer → repo-relative paths
     base_rel = job.rel(src) if trailing else job.rel(src.parent)
     base_rel = "" if base_rel == "." else base_rel + "/"
-    walk = None
-    for rule in cmd.rules.rules:
-        if rule.action != "-" or rule.anchored or rule.negate or rule.origin == "-C" \
-                or SUFFIX_GLOB.match(rule.pattern):
-            continue
-        if walk is None:   # one walk of the tree for every candidate rule
-            walk = Exclusions(walk_src, cmd.rules, follow_links=cmd.follow_links)
+    candidates = [r for r in cmd.rules.rules if r.action == "-" and not r.anchored
+                  and not r.negate and r.origin != "-C" and not SUFFIX_GLOB.match(r.pattern)]
+    if not candidates:
+        return
+    # one walk of the tree for every candidate rule, keeping what each excluded
+    walk = Exclusions(walk_src, cmd.rules, follow_links=cmd.follow_links, only=candidates)
+    for rule in candidates:
         fixed = Rule("-", _anchored(rule, source), origin=rule.origin)
         dropped = set(walk.sent_if_replaced(rule, fixed))
         lost = sorted(base_rel + n for n in dropped if not n.endswith("/")

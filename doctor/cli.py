@@ -59,15 +59,16 @@ def job_scope(repo: Path, changed_since: Optional[str], paths: tuple,
 
 
 def begin_git(repo: Path, changed_since: Optional[str], paths: tuple) -> Optional[str]:
-    """Begin the git that walks the work tree before the doctor imports its checks, so
-    that the two overlap (the other CPU): a full run's file list, or the walks that
-    find what changed since REV (whose merge base it returns). The click context's
-    close kills and reaps what the run never asked for."""
-    from doctor.scanners.git import LS_FILES_ALL, start_early
+    """Begin the gits that list the repo before the doctor imports its checks, so that
+    the two overlap (the other CPU): the index's names, and a full run's untracked
+    files or the walks that find what changed since REV (whose merge base it returns).
+    The click context's close kills and reaps what the run never asked for."""
+    from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, start_early
 
     close = click.get_current_context().call_on_close
+    close(start_early(str(repo), *LS_FILES_TRACKED))   # every run's (see doctor/job/context.py)
     if changed_since is None and not paths:
-        close(start_early(str(repo), *LS_FILES_ALL))
+        close(start_early(str(repo), *LS_FILES_OTHERS))
     elif changed_since is not None and not paths:
         from doctor.job import scope
 

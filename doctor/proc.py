@@ -8,13 +8,15 @@ with a cleanup that no later signal can cut short, and exit 128 + the signal.
 from __future__ import annotations
 
 import atexit
+import locale
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import IO, Iterator, Optional
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -46,6 +48,7 @@ _received: Optional[int] = None  # the signal that stops the run
 _raised = False                  # Interrupted was raised: every later signal is ignored
 _shields = 0                     # the main thread is inside shielded()
 _running: set = set()            # run_cmd's children, killed at once when a signal comes
+_spooled: dict = {}              # a spooled child -> (stdout, stderr) files, until collected
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -123,19 +126,27 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
 
 
 def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
-          stdin: bool = False) -> "subprocess.Popen | CmdResult":
+          stdin: bool = False, spool: bool = False) -> "subprocess.Popen | CmdResult":
     """The first half of run_cmd: the child started (a CmdResult when it could not be).
-    Until `collect`, a signal kills it, and so does the doctor's exit (_reap)."""
+    Until `collect`, a signal kills it, and so does the doctor's exit (_reap). `spool`:
+    its output goes to unlinked temporary files instead of pipes, so that a child begun
+    long before it is collected (git's 3 MB file list) runs to its end instead of
+    waiting on a full 64 KiB pipe."""
     if stopping():
         return CmdResult(None, "", "interrupted")
+    outs = (tempfile.TemporaryFile(), tempfile.TemporaryFile()) if spool else None
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdout=outs[0] if outs else subprocess.PIPE,
+                                stderr=outs[1] if outs else subprocess.PIPE,
                                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                 env=env, cwd=cwd, text=True, errors="replace",
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
+        _close(outs)
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
     _running.add(proc)
+    if outs:
+        _spooled[proc] = outs
     if stopping():  # the signal came while it started
         _kill_group(proc)
     return proc
@@ -143,7 +154,10 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
 
 def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None) -> CmdResult:
     """The second half of run_cmd: its output, or the group killed after `timeout` s."""
+    outs = _spooled.pop(proc, None)
     try:
+        if outs is not None:
+            return _collect_spooled(proc, timeout, outs)
         out, err = proc.communicate(input=input, timeout=timeout)
         return CmdResult(proc.returncode, out, err)
     except subprocess.TimeoutExpired:
@@ -156,6 +170,31 @@ def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None)
         raise
     finally:
         _running.discard(proc)
+        _close(outs)
+
+
+def _collect_spooled(proc: subprocess.Popen, timeout: float, outs: tuple) -> CmdResult:
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.wait()
+        timed_out = True
+    out, err = (_text(f) for f in outs)
+    return CmdResult(None if timed_out else proc.returncode, out, err, timed_out=timed_out)
+
+
+def _text(f: IO[bytes]) -> str:
+    """What a text-mode pipe would have given: decoded as Popen does, newlines too."""
+    f.seek(0)
+    data = f.read().decode(locale.getpreferredencoding(False), "replace")
+    return data.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _close(outs: Optional[tuple]) -> None:
+    for f in outs or ():
+        f.close()
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -163,6 +202,7 @@ def stop(proc: subprocess.Popen) -> None:
     _kill_group(proc)
     proc.wait()
     _running.discard(proc)
+    _close(_spooled.pop(proc, None))
 
 
 @atexit.register

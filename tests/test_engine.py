@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -313,8 +314,9 @@ def test_a_run_refused_in_process_leaves_no_child_behind(capsys):
 
 
 def test_the_walks_a_scoped_run_begins_are_reaped_when_it_ends_without_them():
-    """`--changed-since` begins `git diff` and `git ls-files --others` before the doctor
-    imports its checks; a run that ends before it asks for them leaves no child."""
+    """`--changed-since` begins `git ls-files --cached`, `git diff` and `git ls-files
+    --others` before the doctor imports its checks; a run that ends before it asks for
+    them leaves no child."""
     import click
     import psutil
 
@@ -324,5 +326,28 @@ def test_the_walks_a_scoped_run_begins_are_reaped_when_it_ends_without_them():
     with click.Context(click.Command("run")):
         assert begin_git(ROOT, "HEAD", ())   # the merge base
         began = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
-        assert len(began) == 2   # running, or exited and not yet reaped
+        assert len(began) == 3   # running, or exited and not yet reaped
     assert [p for p in psutil.Process().children(recursive=True) if p.pid not in before] == []
+
+
+def test_a_child_begun_early_runs_to_its_end_and_leaves_no_file(tmp_path, monkeypatch):
+    """git's file list is begun long before it is read (git.start_early). Its output is
+    spooled to unlinked files, not a 64 KiB pipe: the child finishes on its own time
+    however much it writes, collect returns every byte, and nothing is left in TMPDIR."""
+    import tempfile
+
+    from doctor.proc import collect, start
+
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    script = "import sys; sys.stdout.write('x' * 1_000_000 + '\\r\\n'); sys.stderr.write('said')"
+    proc = start([sys.executable, "-c", script], spool=True)
+    deadline = time.monotonic() + 10
+    while proc.poll() is None and time.monotonic() < deadline:   # nobody reads it
+        time.sleep(0.05)
+    assert proc.returncode == 0, "the child waited on its output being read"
+    res = collect(proc, timeout=10)
+    assert (res.returncode, len(res.stdout), res.stdout[-2:], res.stderr) == \
+        (0, 1_000_001, "x\n", "said")   # newlines as a text-mode pipe gives them
+    assert list(private.iterdir()) == []

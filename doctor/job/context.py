@@ -24,7 +24,7 @@ from doctor.job.scope import Scope, scoped_rels
 from doctor.job.steps import Step, launched_steps
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
-from doctor.scanners.git import LS_FILES_ALL, LS_FILES_TRACKED, run_git
+from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, run_git
 from doctor.job.sbatch import SbatchScript, as_submitted, load_sbatch, looks_like_sbatch
 from doctor.errors import InputError
 from doctor.secrets import mask_words
@@ -252,18 +252,27 @@ class Job:
         """Every file's repo-relative name, scoped run or not."""
         return self.memo("repo_rels", self._list_repo_files)
 
+    def tracked_rels(self) -> Optional[list]:
+        """The index's names (`git ls-files --cached`, begun early by the CLI), once per
+        run; None outside a git work tree. The git checks' tracked_paths reads them too."""
+        return self.memo("tracked_rels", self._list_tracked)
+
+    def _list_tracked(self) -> Optional[list]:
+        res = run_git(str(self.repo), *LS_FILES_TRACKED, timeout=20)
+        return _names(res.stdout) if res.returncode == 0 else None
+
     def _list_repo_files(self) -> list:
-        # a scoped run's untracked files are among its changed ones: no second walk
-        args = LS_FILES_ALL if self.scope is None else LS_FILES_TRACKED
-        res = run_git(str(self.repo), *args, timeout=20)   # begun early by the CLI
-        if res.returncode == 0:  # all of them: a job script past the first N is still one
-            for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
-                self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
-            rels = [r for r in res.stdout.split("\0") if r]
-            if self.scope is not None:
-                listed = set(rels)
-                rels += sorted(r for r in self.scope.changed if r not in listed)
-            return rels
+        tracked = self.tracked_rels()
+        if tracked is not None and self.scope is not None:
+            # a scoped run's untracked files are among its changed ones: no walk
+            listed = set(tracked)
+            return tracked + sorted(r for r in self.scope.changed if r not in listed)
+        if tracked is not None:
+            res = run_git(str(self.repo), *LS_FILES_OTHERS, timeout=20)
+            if res.returncode == 0:  # all of them: a job script past the first N is still one
+                for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
+                    self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
+                return _names(res.stdout) + tracked   # git's order for --others --cached
         out: list = []
         top = str(self.repo)
         for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
@@ -588,6 +597,13 @@ def _suffix(rel: str) -> str:
     name = rel.rpartition("/")[2]
     i = name.rfind(".")
     return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def _names(out: str) -> list:
+    """The names of `git ls-files -z` output (each ends in NUL)."""
+    names = out.split("\0")
+    names.pop()   # what follows the last NUL: "" (all of an empty output)
+    return names
 
 
 def _may_be_script(rel: str) -> bool:

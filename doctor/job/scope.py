@@ -28,14 +28,13 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from doctor import fs
 from doctor.errors import InputError
-from doctor.scanners.git import run_git, start_early
+from doctor.scanners.git import LS_FILES_OTHERS, run_git, start_early
 
 # a change to one of these makes the run full (the settings, the package's layout, what
 # hides files from git: any .gitignore), as does one to the settings file the run reads
@@ -76,9 +75,6 @@ def _git(repo: Path, *args: str) -> str:
     return res.stdout
 
 
-_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard")
-
-
 def _diff(base: str) -> tuple:
     return ("diff", "--name-only", "-z", "--no-renames", "--relative", base, "--")
 
@@ -102,20 +98,21 @@ def begin_changed_since(repo: Path, rev: str) -> tuple:
     that git walks while the doctor imports (git.start_early); `drop` kills and reaps
     them if the run ends without asking."""
     base = merge_base(repo, rev)
-    drops = [start_early(str(repo), *_diff(base)), start_early(str(repo), *_OTHERS)]
+    drops = [start_early(str(repo), *_diff(base)), start_early(str(repo), *LS_FILES_OTHERS)]
     return base, lambda: [drop() for drop in drops]
 
 
 def changed_since(repo: Path, rev: str, base: Optional[str] = None) -> Scope:
     """The files changed since the merge base of REV and HEAD (`base`, when
-    begin_changed_since found it): its commits, the index and the work tree (tracked
-    files), plus untracked files that are not ignored."""
-    base = base if base is not None else merge_base(repo, rev)
-    # both walk the work tree (a stat per tracked file, a readdir per directory): at once
-    with ThreadPoolExecutor(2) as pool:
-        diff = pool.submit(_git, repo, *_diff(base))
-        new = pool.submit(_git, repo, *_OTHERS)
-        names = diff.result().split("\0") + new.result().split("\0")
+    begin_changed_since found it and began the walks): its commits, the index and the
+    work tree (tracked files), plus untracked files that are not ignored."""
+    drop: Callable[[], Any] = lambda: None   # noqa: E731
+    if base is None:   # both walk the work tree (a stat per file, a readdir per directory)
+        base, drop = begin_changed_since(repo, rev)
+    try:
+        names = _git(repo, *_diff(base)).split("\0") + _git(repo, *LS_FILES_OTHERS).split("\0")
+    finally:
+        drop()   # (what a refused diff left running)
     return _scope(repo, (n for n in names if n), f"--changed-since {rev}", base)
 
 

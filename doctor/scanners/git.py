@@ -68,22 +68,26 @@ def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) 
     return run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input)
 
 
-# `git ls-files` of the job model's file list (doctor/job/context.py): a full run's, and a
-# scoped run's (whose untracked files are among its changed ones)
+# The job model's file list (doctor/job/context.py) is git's two lists: the index's names
+# (also what GitRepo.tracked_paths answers) and, in a full run, the untracked files that
+# are not ignored (a scoped run's are among its changed ones). Two gits, begun at once:
+# the first is a read of the index, the second a walk of the work tree.
 LS_FILES_TRACKED = ("ls-files", "-z", "--cached")
-LS_FILES_ALL = LS_FILES_TRACKED + ("--others", "--exclude-standard")
+LS_FILES_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard")
 _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 
 
 def start_early(repo: str, *args: str) -> Callable[[], None]:
     """Begin `git args` in `repo` now, for run_git to collect when it is asked for: git
     walks a 100k-file work tree (0.1 s) on another CPU while the doctor imports its
-    checks. Returns what the caller calls when its run is over: it kills and reaps the
-    git if nobody asked for it (a run that stopped early, or never needed the list)."""
+    checks, its output spooled to unlinked files so that it is not held up by a full
+    pipe until then (doctor/proc.py). Returns what the caller calls when its run is
+    over: it kills and reaps the git if nobody asked for it (a run that stopped early,
+    or never needed the list)."""
     key = _early_key(repo, args)
     if key is None or key in _early:   # (another run in this process begun it)
         return lambda: None
-    proc = start(git_argv(repo, *args), env=ENV)
+    proc = start(git_argv(repo, *args), env=ENV, spool=True)
     if not isinstance(proc, subprocess.Popen):
         return lambda: None
 
@@ -156,10 +160,14 @@ class Blob(NamedTuple):   # a tuple: a 100k-file index makes 100k of them
 class GitRepo:
     """One scanned directory inside a git work tree; results are memoized."""
 
-    def __init__(self, root: str, timeout: float = 60.0, scope: Any = None):
+    def __init__(self, root: str, timeout: float = 60.0, scope: Any = None,
+                 tracked: Optional[Callable[[], Optional[list]]] = None):
         """`scope` (doctor/job/scope.py): only its changed paths, and only the history
-        since its merge base (none for file arguments)."""
+        since its merge base (none for file arguments). `tracked`: the index's names as
+        the job model already listed them (`git ls-files --cached` in `root`), or None
+        where it could not."""
         self.scope = scope
+        self._tracked = tracked
         if shutil.which("git") is None:
             raise Skip("git is not installed")
         self.root = root
@@ -230,7 +238,10 @@ class GitRepo:
             index = self._memo.get("index")
             if index is not None and self.scope is None:
                 return {b.path for b in index}
-            res = checked(self.git("ls-files", "-z"), "ls-files")
+            listed = self._tracked() if self._tracked is not None else None
+            if listed is not None:
+                return set(listed)
+            res = checked(self.git(*LS_FILES_TRACKED), "ls-files")
             return {p for p in res.stdout.split("\0") if p}
         return self._once("tracked", names)
 
@@ -358,7 +369,8 @@ class GitRepo:
 
 def repo_for(job: Any) -> GitRepo:
     """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
-    return job.memo("git_repo", lambda: GitRepo(str(job.repo), scope=job.scope))
+    return job.memo("git_repo", lambda: GitRepo(str(job.repo), scope=job.scope,
+                                                tracked=job.tracked_rels))
 
 
 def _pipe(argvs: list, timeout: float) -> bytes:

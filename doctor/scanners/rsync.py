@@ -309,7 +309,9 @@ def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
     return _transfer(source, rl, follow_links, None)
 
 
-def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[dict]) -> list:
+def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[dict],
+              listing: bool = True) -> list:
+    """The transfer list (empty unless `listing`), noting exclusions in `record`."""
     judge = _Judge(rl)
     matchers, cvs = judge.matchers, judge.cvs
     out: list = []
@@ -327,7 +329,7 @@ def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[
         if not is_dir:
             return out
         prefix = name + "/"
-    _walk(top, prefix, judge, rl.cvs_per_dir, follow_links, out, record)
+    _walk(top, prefix, judge, rl.cvs_per_dir, follow_links, out if listing else None, record)
     return out
 
 
@@ -339,35 +341,44 @@ def _matchers(rl: "RuleList") -> tuple:
 
 def _record(record: Optional[dict], matchers: list, path: str, is_dir: bool, fs_path: str,
             local: list) -> None:
-    """Note an excluded entry under the rule that matched it first (none: local or cvs)."""
+    """Note an excluded entry under the rule that matched it first (none: local or cvs),
+    where that rule is one `record` keeps."""
     if record is None:
         return
     for k, (_, m) in enumerate(matchers):
         if m(path, is_dir):
-            record.setdefault(k, []).append((path, is_dir, fs_path, local))
+            if k in record:
+                record[k].append((path, is_dir, fs_path, local))
             return
 
 
 class Exclusions:
-    """One walk's transfer list, and for each rule of the list the entries it excluded
-    as the first rule to match: what replacing that rule can change (sent_if_replaced).
-    One walk serves every candidate rule instead of a walk per rule."""
+    """For each rule of the list, the entries one walk found it excluded as the first
+    rule to match: what replacing that rule can change (sent_if_replaced). One walk
+    serves every candidate rule instead of a walk per rule; it lists nothing else, and
+    keeps only what the rules in `only` (default: all) excluded."""
 
-    def __init__(self, source: str, rules: "RuleList", follow_links: bool = False):
+    def __init__(self, source: str, rules: "RuleList", follow_links: bool = False,
+                 only: Optional[Iterable[Rule]] = None):
         self.rules = rules
         self.follow = follow_links
-        self.by_rule: dict = {}   # index into rules.rules -> [(path, is_dir, fs_path, local)]
-        self.sent = _transfer(source, rules, follow_links, self.by_rule)
+        keep = None if only is None else {id(r) for r in only}
+        # index into rules.rules -> [(path, is_dir, fs_path, local)]
+        self.by_rule: dict = {k: [] for k, r in enumerate(rules.rules)
+                              if keep is None or id(r) in keep}
+        _transfer(source, rules, follow_links, self.by_rule, listing=False)
 
     def sent_if_replaced(self, old: Rule, new: Rule) -> list:
         """The names the transfer would add if `new` stood in place of `old`, where `new`
         matches no path that `old` does not (its anchored form)."""
         i = next(k for k, r in enumerate(self.rules.rules) if r is old)
+        if i not in self.by_rule:
+            raise ValueError(f"the walk kept no exclusions for {old.pattern!r} (see `only`)")
         rl = self.rules.replaced(old, new)
         judge = _Judge(rl)
         matchers, cvs = judge.matchers, judge.cvs
         out: list = []
-        for path, is_dir, fs_path, local in self.by_rule.get(i, ()):
+        for path, is_dir, fs_path, local in self.by_rule[i]:
             if _excluded(matchers, cvs, local, path, is_dir):
                 continue
             if is_dir:
@@ -412,7 +423,8 @@ class _Judge:
         self._cvs_by_name = all(_name_only(r) for r in rl.cvs)
         self._none = len(self.matchers)   # "no rule of the list matched"
         self._names: dict = {}   # (name, is_dir) -> (first name rule, path rules, cvs verdict)
-        self.final: dict = {}    # (name, is_dir) -> decision, in a directory without .cvsignore
+        # (is_dir) -> {name: decision}, in a directory without .cvsignore
+        self.final: tuple = ({}, {})
 
     def decide(self, path: str, name: str, is_dir: bool, local: list) -> int:
         """The index of the rule that decides for `path`, else BY_LOCAL_OR_CVS when a
@@ -427,7 +439,7 @@ class _Judge:
             cvs = _first_match(self.cvs, name, is_dir) if self._cvs_by_name else None
             hit = self._names[key] = (first, paths, cvs)
             if not paths and (first < n or self._cvs_by_name):
-                self.final[key] = first if first < n else (
+                self.final[is_dir][name] = first if first < n else (
                     BY_LOCAL_OR_CVS if cvs is False else SENT)
         first, paths, cvs_verdict = hit
         for k, m in paths:
@@ -458,10 +470,15 @@ def _name_gate(rule: Rule) -> Optional[Matcher]:
     return compile_rule(Rule("-", seg))
 
 
-def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool, out: list,
-          record: Optional[dict] = None) -> None:
+def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool,
+          out: Optional[list], record: Optional[dict] = None) -> None:
+    """Walk `dirpath` as rsync would send it: append the names sent to `out` (None: no
+    list wanted, as Exclusions needs only what each rule excluded) and note in `record`
+    each excluded entry under its rule. Most entries are decided by their name alone
+    (judge.final), so the path is built only where it is needed."""
     try:
-        entries = list(os.scandir(dirpath))
+        with os.scandir(dirpath) as it:
+            entries = list(it)   # closed before going deeper: no fd per level held
     except OSError:
         return
     local: list = []
@@ -477,26 +494,27 @@ def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool,
         except OSError:
             pass
     decide, include = judge.decide, judge.include
-    final = judge.final if not local else {}
+    final_file, final_dir = judge.final if not local else ({}, {})
     for e in entries:
+        name = e.name
         try:
             is_dir = e.is_dir(follow_symlinks=follow)
         except OSError:
             is_dir = False
-        name = e.name
-        path = prefix + name
-        k = final.get((name, is_dir))
+        k = (final_dir if is_dir else final_file).get(name)
         if k is None:
-            k = decide(path, name, is_dir, local)
+            k = decide(prefix + name, name, is_dir, local)
         if k != SENT and (k < 0 or not include[k]):
-            if record is not None and k >= 0:
-                record.setdefault(k, []).append((path, is_dir, e.path, local))
+            if record is not None and k in record:
+                record[k].append((prefix + name, is_dir, e.path, local))
             continue
         if is_dir:
-            out.append(path + "/")
-            _walk(e.path, path + "/", judge, per_dir, follow, out, record)
-        else:
-            out.append(path)
+            path = prefix + name + "/"
+            if out is not None:
+                out.append(path)
+            _walk(e.path, path, judge, per_dir, follow, out, record)
+        elif out is not None:
+            out.append(prefix + name)
 
 
 def topmost(paths: Iterable[str]) -> list:

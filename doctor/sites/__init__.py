@@ -12,8 +12,6 @@ import re
 import socket
 from typing import Callable, Optional
 
-import yaml
-
 from doctor.proc import run_cmd
 from doctor.settings import NO_PROFILE, SITES_DIR, known_profiles, parse_settings
 
@@ -28,6 +26,8 @@ VALUE_KEYS = ("shared_paths", "local_paths", "compute_network", "gpus_per_node",
 def load(name: str) -> dict:
     """A built-in profile as written (name, summary, detect and its values); its values
     pass the same checks as the settings' `site:` keys."""
+    import yaml   # (here: a run that names no profile never parses YAML for one)
+
     data = yaml.safe_load((SITES_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
     parse_settings({"site": {k: data[k] for k in VALUE_KEYS if k in data}},
                    f"site profile {name}")
