@@ -16,7 +16,7 @@ from doctor.model import Severity
 from doctor.outputs import (check_outputs, expand_output_pattern, refuse_empty,
                              write_output, write_stdout)
 from doctor.proc import interrupted_exit_code, stop_on_signals
-from doctor.registry import RegistryError
+from doctor.registry import RegistryError, discover
 from doctor.submit import SBATCH_TIMEOUT_S
 from doctor.report import FORMATS, printable
 
@@ -175,6 +175,8 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     from doctor.report import render
     from doctor.runner import run
 
+    if not only:   # every check module is imported: now, while git walks the work tree
+        discover()
     job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
               settings_file=settings_file, model=model, torch_version=torch_version,
               static=static, scope=job_scope(repo, changed_since, paths, base))

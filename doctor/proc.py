@@ -48,7 +48,7 @@ _received: Optional[int] = None  # the signal that stops the run
 _raised = False                  # Interrupted was raised: every later signal is ignored
 _shields = 0                     # the main thread is inside shielded()
 _running: set = set()            # run_cmd's children, killed at once when a signal comes
-_spooled: dict = {}              # a spooled child -> (stdout, stderr) files, until collected
+_spooled: dict = {}              # a spooled child -> its stdout's file, until collected
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -129,24 +129,24 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
           stdin: bool = False, spool: bool = False) -> "subprocess.Popen | CmdResult":
     """The first half of run_cmd: the child started (a CmdResult when it could not be).
     Until `collect`, a signal kills it, and so does the doctor's exit (_reap). `spool`:
-    its output goes to unlinked temporary files instead of pipes, so that a child begun
-    long before it is collected (git's 3 MB file list) runs to its end instead of
-    waiting on a full 64 KiB pipe."""
+    its output goes to an unlinked temporary file instead of a pipe, so that a child
+    begun long before it is collected (git's 3 MB file list) runs to its end instead of
+    waiting on a full 64 KiB pipe. (Its stderr stays a pipe: collect wakes on its end.)"""
     if stopping():
         return CmdResult(None, "", "interrupted")
-    outs = (tempfile.TemporaryFile(), tempfile.TemporaryFile()) if spool else None
+    spooled = tempfile.TemporaryFile() if spool else None
     try:
-        proc = subprocess.Popen(argv, stdout=outs[0] if outs else subprocess.PIPE,
-                                stderr=outs[1] if outs else subprocess.PIPE,
+        proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
+                                stderr=subprocess.PIPE,
                                 stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                 env=env, cwd=cwd, text=True, errors="replace",
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
-        _close(outs)
+        _close(spooled)
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
     _running.add(proc)
-    if outs:
-        _spooled[proc] = outs
+    if spooled:
+        _spooled[proc] = spooled
     if stopping():  # the signal came while it started
         _kill_group(proc)
     return proc
@@ -154,35 +154,22 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
 
 def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None) -> CmdResult:
     """The second half of run_cmd: its output, or the group killed after `timeout` s."""
-    outs = _spooled.pop(proc, None)
+    spooled = _spooled.pop(proc, None)
     try:
-        if outs is not None:
-            return _collect_spooled(proc, timeout, outs)
         out, err = proc.communicate(input=input, timeout=timeout)
-        return CmdResult(proc.returncode, out, err)
+        return CmdResult(proc.returncode, _text(spooled) if spooled else out, err)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = proc.communicate()
-        return CmdResult(None, out or "", err or "", timed_out=True)
+        return CmdResult(None, _text(spooled) if spooled else out or "", err or "",
+                         timed_out=True)
     except BaseException:
         _kill_group(proc)
         proc.wait()
         raise
     finally:
         _running.discard(proc)
-        _close(outs)
-
-
-def _collect_spooled(proc: subprocess.Popen, timeout: float, outs: tuple) -> CmdResult:
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        proc.wait()
-        timed_out = True
-    out, err = (_text(f) for f in outs)
-    return CmdResult(None if timed_out else proc.returncode, out, err, timed_out=timed_out)
+        _close(spooled)
 
 
 def _text(f: IO[bytes]) -> str:
@@ -192,9 +179,9 @@ def _text(f: IO[bytes]) -> str:
     return data.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _close(outs: Optional[tuple]) -> None:
-    for f in outs or ():
-        f.close()
+def _close(spooled: Optional[IO[bytes]]) -> None:
+    if spooled is not None:
+        spooled.close()
 
 
 def stop(proc: subprocess.Popen) -> None:

@@ -332,7 +332,7 @@ def test_the_walks_a_scoped_run_begins_are_reaped_when_it_ends_without_them():
 
 def test_a_child_begun_early_runs_to_its_end_and_leaves_no_file(tmp_path, monkeypatch):
     """git's file list is begun long before it is read (git.start_early). Its output is
-    spooled to unlinked files, not a 64 KiB pipe: the child finishes on its own time
+    spooled to an unlinked file, not a 64 KiB pipe: the child finishes on its own time
     however much it writes, collect returns every byte, and nothing is left in TMPDIR."""
     import tempfile
 

@@ -245,6 +245,10 @@ class Job:
         return self.memo("scoped_rels", lambda: scoped_rels(self, self.every_rel(),
                                                             _may_be_script))
 
+    def every_rel_set(self) -> set:
+        """every_rel as a set, made once: whether a name is a file of the repo."""
+        return self.memo("every_set", lambda: set(self.every_rel()))
+
     def repo_rel_set(self) -> set:
         return self.memo("scoped_set", lambda: set(self.repo_rels()))
 

@@ -145,9 +145,9 @@ def _scope(repo: Path, rels: Iterable[str], label: str, base: Optional[str]) -> 
 # ---- the closure ------------------------------------------------------------
 def scoped_rels(job: Any, every: list, may_link: Any) -> list:
     """The repo files a scoped run looks at: the changed ones, and the job scripts and
-    configs that name them (LINK_DEPTH rounds). `every`: all the repo's files;
-    `may_link(rel)`: a name a job script may have."""
-    listed = set(every)
+    configs that name them (LINK_DEPTH rounds). `every`: all the repo's files, as
+    job.every_rel_set() holds them; `may_link(rel)`: a name a job script may have."""
+    listed = job.every_rel_set()
     scope = {r for r in job.scope.changed if r in listed or os.path.isfile(job.repo / r)}
     linkers: dict = {r: None for r in every if not r.endswith(".py")   # most of a repo
                      and (r.endswith(CONFIG_SUFFIXES) or may_link(r)) and r not in scope}

@@ -80,7 +80,7 @@ _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 def start_early(repo: str, *args: str) -> Callable[[], None]:
     """Begin `git args` in `repo` now, for run_git to collect when it is asked for: git
     walks a 100k-file work tree (0.1 s) on another CPU while the doctor imports its
-    checks, its output spooled to unlinked files so that it is not held up by a full
+    checks, its output spooled to an unlinked file so that it is not held up by a full
     pipe until then (doctor/proc.py). Returns what the caller calls when its run is
     over: it kills and reaps the git if nobody asked for it (a run that stopped early,
     or never needed the list)."""
