@@ -134,7 +134,10 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
     waiting on a full 64 KiB pipe. (Its stderr stays a pipe: collect wakes on its end.)"""
     if stopping():
         return CmdResult(None, "", "interrupted")
-    spooled = tempfile.TemporaryFile() if spool else None
+    try:
+        spooled = tempfile.TemporaryFile() if spool else None
+    except OSError:   # no room or no right in TMPDIR: a pipe, as for any other child
+        spooled = None
     try:
         proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
                                 stderr=subprocess.PIPE,
@@ -145,7 +148,7 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
         _close(spooled)
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
     _running.add(proc)
-    if spooled:
+    if spooled is not None:
         _spooled[proc] = spooled
     if stopping():  # the signal came while it started
         _kill_group(proc)
@@ -157,11 +160,11 @@ def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None)
     spooled = _spooled.pop(proc, None)
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
-        return CmdResult(proc.returncode, _text(spooled) if spooled else out, err)
+        return CmdResult(proc.returncode, _text(spooled) if spooled is not None else out, err)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = proc.communicate()
-        return CmdResult(None, _text(spooled) if spooled else out or "", err or "",
+        return CmdResult(None, _text(spooled) if spooled is not None else out or "", err or "",
                          timed_out=True)
     except BaseException:
         _kill_group(proc)

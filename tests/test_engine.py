@@ -351,3 +351,14 @@ def test_a_child_begun_early_runs_to_its_end_and_leaves_no_file(tmp_path, monkey
     assert (res.returncode, len(res.stdout), res.stdout[-2:], res.stderr) == \
         (0, 1_000_001, "x\n", "said")   # newlines as a text-mode pipe gives them
     assert list(private.iterdir()) == []
+
+
+def test_a_child_begun_early_still_runs_when_tmpdir_cannot_hold_its_output(monkeypatch):
+    """No room or no right in TMPDIR: the child's output comes through a pipe instead."""
+    import tempfile
+
+    from doctor.proc import collect, start
+
+    monkeypatch.setattr(tempfile, "tempdir", "/nonexistent/doctor-test-tmpdir")
+    proc = start([sys.executable, "-c", "print('listed')"], spool=True)
+    assert collect(proc, timeout=30).stdout == "listed\n"
