@@ -24,7 +24,7 @@ from doctor.job.scope import Scope, scoped_rels
 from doctor.job.steps import Step, launched_steps
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
-from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, run_git
+from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, listed_names, run_git
 from doctor.job.sbatch import SbatchScript, as_submitted, load_sbatch, looks_like_sbatch
 from doctor.errors import InputError
 from doctor.secrets import mask_words
@@ -263,7 +263,7 @@ class Job:
 
     def _list_tracked(self) -> Optional[list]:
         res = run_git(str(self.repo), *LS_FILES_TRACKED, timeout=20)
-        return _names(res.stdout) if res.returncode == 0 else None
+        return listed_names(res.stdout) if res.returncode == 0 else None
 
     def _list_repo_files(self) -> list:
         tracked = self.tracked_rels()
@@ -276,7 +276,7 @@ class Job:
             if res.returncode == 0:  # all of them: a job script past the first N is still one
                 for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                     self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
-                return _names(res.stdout) + tracked   # git's order for --others --cached
+                return listed_names(res.stdout) + tracked   # git's order for --others --cached
         out: list = []
         top = str(self.repo)
         for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
@@ -601,13 +601,6 @@ def _suffix(rel: str) -> str:
     name = rel.rpartition("/")[2]
     i = name.rfind(".")
     return name[i:] if 0 < i < len(name) - 1 else ""
-
-
-def _names(out: str) -> list:
-    """The names of `git ls-files -z` output (each ends in NUL)."""
-    names = out.split("\0")
-    names.pop()   # what follows the last NUL: "" (all of an empty output)
-    return names
 
 
 def _may_be_script(rel: str) -> bool:

@@ -30,7 +30,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from doctor import fs
 from doctor.errors import InputError
@@ -106,13 +106,14 @@ def changed_since(repo: Path, rev: str, base: Optional[str] = None) -> Scope:
     """The files changed since the merge base of REV and HEAD (`base`, when
     begin_changed_since found it and began the walks): its commits, the index and the
     work tree (tracked files), plus untracked files that are not ignored."""
-    drop: Callable[[], Any] = lambda: None   # noqa: E731
+    drop = None
     if base is None:   # both walk the work tree (a stat per file, a readdir per directory)
         base, drop = begin_changed_since(repo, rev)
     try:
         names = _git(repo, *_diff(base)).split("\0") + _git(repo, *LS_FILES_OTHERS).split("\0")
     finally:
-        drop()   # (what a refused diff left running)
+        if drop is not None:
+            drop()   # (what a refused diff left running)
     return _scope(repo, (n for n in names if n), f"--changed-since {rev}", base)
 
 

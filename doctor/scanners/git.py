@@ -77,6 +77,13 @@ LS_FILES_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard")
 _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 
 
+def listed_names(out: str) -> list:
+    """The names of `git ls-files -z` output (each ends in NUL)."""
+    names = out.split("\0")
+    names.pop()   # what follows the last NUL: "" (all of an empty output)
+    return names
+
+
 def start_early(repo: str, *args: str) -> Callable[[], None]:
     """Begin `git args` in `repo` now, for run_git to collect when it is asked for: git
     walks a 100k-file work tree (0.1 s) on another CPU while the doctor imports its
@@ -241,8 +248,7 @@ class GitRepo:
             listed = self._tracked() if self._tracked is not None else None
             if listed is not None:
                 return set(listed)
-            res = checked(self.git(*LS_FILES_TRACKED), "ls-files")
-            return {p for p in res.stdout.split("\0") if p}
+            return set(listed_names(checked(self.git(*LS_FILES_TRACKED), "ls-files").stdout))
         return self._once("tracked", names)
 
     def untracked(self) -> list:

@@ -306,15 +306,17 @@ def transfer_list(source: str, rules: "RuleList | Iterable[Rule]", *,
     directory itself (its basename is the first name component).
     """
     rl = rules if isinstance(rules, RuleList) else RuleList(rules)
-    return _transfer(source, rl, follow_links, None)
+    out: list = []
+    _transfer(source, rl, follow_links, out, None)
+    return out
 
 
-def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[dict],
-              listing: bool = True) -> list:
-    """The transfer list (empty unless `listing`), noting exclusions in `record`."""
+def _transfer(source: str, rl: "RuleList", follow_links: bool, out: Optional[list],
+              record: Optional[dict]) -> None:
+    """Append the transfer list to `out` (None: no list wanted), noting exclusions in
+    `record`."""
     judge = _Judge(rl)
     matchers, cvs = judge.matchers, judge.cvs
-    out: list = []
     trailing = source.endswith("/")
     top = source.rstrip("/") or "/"
     if trailing:
@@ -324,13 +326,13 @@ def _transfer(source: str, rl: "RuleList", follow_links: bool, record: Optional[
         is_dir = os.path.isdir(top) if follow_links or not os.path.islink(top) else False
         if _excluded(matchers, cvs, [], name, is_dir):
             _record(record, matchers, name, is_dir, top, [])
-            return out
-        out.append(name + "/" if is_dir else name)
+            return
+        if out is not None:
+            out.append(name + "/" if is_dir else name)
         if not is_dir:
-            return out
+            return
         prefix = name + "/"
-    _walk(top, prefix, judge, rl.cvs_per_dir, follow_links, out if listing else None, record)
-    return out
+    _walk(top, prefix, judge, rl.cvs_per_dir, follow_links, out, record)
 
 
 def _matchers(rl: "RuleList") -> tuple:
@@ -366,7 +368,7 @@ class Exclusions:
         # index into rules.rules -> [(path, is_dir, fs_path, local)]
         self.by_rule: dict = {k: [] for k, r in enumerate(rules.rules)
                               if keep is None or id(r) in keep}
-        _transfer(source, rules, follow_links, self.by_rule, listing=False)
+        _transfer(source, rules, follow_links, None, self.by_rule)
 
     def sent_if_replaced(self, old: Rule, new: Rule) -> list:
         """The names the transfer would add if `new` stood in place of `old`, where `new`
