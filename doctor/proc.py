@@ -49,6 +49,7 @@ _raised = False                  # Interrupted was raised: every later signal is
 _shields = 0                     # the main thread is inside shielded()
 _running: set = set()            # run_cmd's children, killed at once when a signal comes
 _spooled: dict = {}              # a spooled child -> its stdout's file, until collected
+_fed: dict = {}                  # a child -> the input its stdin pipe gets at collect
 
 
 def _on_signal(signum: int, frame: object) -> None:
@@ -117,47 +118,62 @@ def interrupted_exit_code() -> int:
 
 
 def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
-            cwd: Optional[str] = None, input: Optional[str] = None) -> CmdResult:
-    """Run a command in its own process group; kill the whole group on timeout."""
-    proc = start(argv, env=env, cwd=cwd, stdin=input is not None)
+            cwd: Optional[str] = None, input: Optional[str] = None,
+            spool: bool = False) -> CmdResult:
+    """Run a command in its own process group; kill the whole group on timeout.
+    `spool`: its output goes through an unlinked file (see start), for a child that
+    prints megabytes while the checks' threads hold the interpreter lock."""
+    proc = start(argv, env=env, cwd=cwd, input=input, spool=spool)
     if isinstance(proc, CmdResult):
         return proc
-    return collect(proc, timeout, input)
+    return collect(proc, timeout)
 
 
 def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
-          stdin: bool = False, spool: bool = False) -> "subprocess.Popen | CmdResult":
+          input: Optional[str] = None, spool: bool = False) -> "subprocess.Popen | CmdResult":
     """The first half of run_cmd: the child started (a CmdResult when it could not be).
-    Until `collect`, a signal kills it, and so does the doctor's exit (_reap). `spool`:
-    its output goes to an unlinked temporary file instead of a pipe, so that a child
-    begun long before it is collected (git's 3 MB file list) runs to its end instead of
-    waiting on a full 64 KiB pipe. (Its stderr stays a pipe: collect wakes on its end.)"""
+    Until `collect`, a signal kills it, and so does the doctor's exit (_reap).
+
+    `input` is the child's stdin, read from an unlinked temporary file. `spool`: its
+    output goes to one too instead of a pipe, so that a child begun long before it is
+    collected (git's 3 MB file list) runs to its end instead of waiting on a full 64 KiB
+    pipe. (Its stderr stays a pipe: collect wakes on its end.) Through pipes, a child's
+    megabytes cost a wake-up of the collecting thread per 512 bytes in and 32 KiB out,
+    each waiting for the interpreter lock while the checks' threads hold it: `git
+    cat-file` sizing 90,000 blobs took 4.0 s beside one busy thread, 0.6 s alone."""
     if stopping():
         return CmdResult(None, "", "interrupted")
-    try:
-        spooled = tempfile.TemporaryFile() if spool else None
-    except OSError:   # no room or no right in TMPDIR: a pipe, as for any other child
-        spooled = None
+    spooled = _temporary() if spool else None
+    fed = _temporary() if input is not None else None
+    if fed is not None:
+        fed.write(_encoded(input or ""))
+        fed.seek(0)
     try:
         proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
                                 stderr=subprocess.PIPE,
-                                stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                stdin=fed or (subprocess.DEVNULL if input is None
+                                              else subprocess.PIPE),
                                 env=env, cwd=cwd, text=True, errors="replace",
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         _close(spooled)
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
+    finally:
+        _close(fed)   # the child has its own descriptor of it
     _running.add(proc)
     if spooled is not None:
         _spooled[proc] = spooled
+    if input is not None and fed is None:   # no temporary file: through the pipe
+        _fed[proc] = input
     if stopping():  # the signal came while it started
         _kill_group(proc)
     return proc
 
 
-def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None) -> CmdResult:
+def collect(proc: subprocess.Popen, timeout: float) -> CmdResult:
     """The second half of run_cmd: its output, or the group killed after `timeout` s."""
     spooled = _spooled.pop(proc, None)
+    input = _fed.pop(proc, None)
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
         return CmdResult(proc.returncode, _text(spooled) if spooled is not None else out, err)
@@ -173,6 +189,20 @@ def collect(proc: subprocess.Popen, timeout: float, input: Optional[str] = None)
     finally:
         _running.discard(proc)
         _close(spooled)
+
+
+def _temporary() -> Optional[IO[bytes]]:
+    """An unlinked temporary file; None when TMPDIR has no room or no right (a pipe then,
+    as for any other child)."""
+    try:
+        return tempfile.TemporaryFile()
+    except OSError:
+        return None
+
+
+def _encoded(text: str) -> bytes:
+    """`text` as a text-mode pipe would have written it."""
+    return text.encode(locale.getpreferredencoding(False), "replace")
 
 
 def _text(f: IO[bytes]) -> str:
@@ -193,6 +223,7 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait()
     _running.discard(proc)
     _close(_spooled.pop(proc, None))
+    _fed.pop(proc, None)
 
 
 @atexit.register

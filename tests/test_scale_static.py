@@ -95,6 +95,25 @@ def test_a_tracked_file_grown_in_the_work_tree_is_still_sized(tmp_path):
     assert finding["data"] == {"path": "model.pt", "size": 60 * 1024 * 1024, "where": "index"}
 
 
+def test_the_index_blobs_are_sized_whether_a_commit_holds_them_or_not(tmp_path):
+    """The index's blob sizes come from the history scan where a commit holds the blob,
+    from `git cat-file` where none does yet (staged only): both are sized, and reported."""
+    write(tmp_path, {"README.md": "x\n"})
+    for name, mb in (("old.pt", 55), ("staged.pt", 60)):
+        with open(tmp_path / name, "wb") as fh:
+            fh.truncate(mb * 1024 * 1024)
+        if name == "old.pt":
+            git(tmp_path, "init", "-q")
+            git(tmp_path, "add", ".")
+            git(tmp_path, "commit", "-q", "-m", "init")
+    git(tmp_path, "add", "staged.pt")
+    code, doc = run_json("--static", "--repo", str(tmp_path), "--only", "git-large-file")
+    found = sorted((f["data"]["path"], f["data"]["size"], f["data"]["where"])
+                   for f in result_of(doc, "git-large-file")["findings"])
+    assert code == 0 and found == [("old.pt", 55 * 1024 * 1024, "index"),
+                                   ("staged.pt", 60 * 1024 * 1024, "index")]
+
+
 def test_a_terminal_is_told_about_a_long_read_of_sources(tmp_path):
     """A repo of 5,000 sources: on a terminal, stderr says what the run is reading before
     any check ends; the line is cleared before the report, and a pipe gets nothing."""
