@@ -152,3 +152,60 @@ def test_a_terminal_is_told_about_a_long_read_of_sources(tmp_path):
                             str(tmp_path), "--format", "json"], capture_output=True,
                            timeout=120)
     assert b"reading" not in piped.stderr
+
+
+def _tricky_sources(root: Path) -> list:
+    """Sources of every kind the reader meets: CRLF and non-UTF-8 bytes, a directory and a
+    FIFO named *.py, one over the size limit, a dangling and a looping symlink."""
+    import os
+
+    from doctor.job.sources import MAX_SOURCE_BYTES
+
+    (root / "a.py").write_bytes(b"import torch\r\nx = '\xff'\r\n")
+    (root / "empty.py").write_bytes(b"")
+    (root / "d.py").mkdir()
+    os.mkfifo(root / "f.py")
+    (root / "big.py").write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
+    (root / "gone.py").symlink_to(root / "nowhere.py")
+    (root / "loop.py").symlink_to(root / "loop.py")
+    names = ["a.py", "empty.py", "d.py", "f.py", "big.py", "gone.py", "loop.py"]
+    return [str(root / n) for n in names * 400]   # 2,800: over CHILD_READ_MIN
+
+
+def test_many_sources_are_read_by_a_child_exactly_as_they_would_be_here(tmp_path,
+                                                                         monkeypatch):
+    """Thousands of sources are read by a child process (no interpreter lock shared with
+    the checks' threads): the same bytes, the same files left out and the same
+    unreadable ones noted as when this process reads them, and nothing in TMPDIR."""
+    import tempfile
+
+    from doctor import fs
+    from doctor.job import sources
+
+    paths = _tricky_sources(tmp_path)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    here_log, child_log = fs.Unreadable(), fs.Unreadable()
+    here = [(p, sources._read_source(p, here_log)) for p in paths]
+    here = [(p, t) for p, t in here if t is not None]
+
+    def not_here(path, log):
+        raise AssertionError("read in this process")
+    monkeypatch.setattr(sources, "_read_source", not_here)
+    assert sources.read_sources(paths, child_log) == here
+    assert [t for p, t in here[:2]] == [b"import torch\r\nx = '\xff'\r\n", b""]
+    assert len(here) == 800
+    assert child_log.items() == here_log.items() and len(child_log) == len(here_log) == 1
+    assert list(private.iterdir()) == []
+
+
+def test_sources_are_read_here_when_no_child_can_read_them(tmp_path, monkeypatch):
+    """No Python to start a child with: the sources are read in this process."""
+    import sys
+
+    from doctor.job import sources
+
+    paths = _tricky_sources(tmp_path)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    assert len(sources.read_sources(paths, None)) == 800
