@@ -193,7 +193,7 @@ def test_many_sources_are_read_by_a_child_exactly_as_they_would_be_here(tmp_path
     def not_here(path, log):
         raise AssertionError("read in this process")
     monkeypatch.setattr(sources, "_read_source", not_here)
-    assert sources.read_sources(paths, child_log) == here
+    assert sources.read_sources(paths, child_log, child=True) == here
     assert [t for p, t in here[:2]] == [b"import torch\r\nx = '\xff'\r\n", b""]
     assert len(here) == 800
     assert child_log.items() == here_log.items() and len(child_log) == len(here_log) == 1
@@ -208,4 +208,28 @@ def test_sources_are_read_here_when_no_child_can_read_them(tmp_path, monkeypatch
 
     paths = _tricky_sources(tmp_path)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
-    assert len(sources.read_sources(paths, None)) == 800
+    assert len(sources.read_sources(paths, None, child=True)) == 800
+
+
+def test_sources_are_read_by_a_child_only_while_other_checks_run(tmp_path, monkeypatch):
+    """Alone, this process reads them faster than a child would; beside other checks'
+    threads (which would take the interpreter lock at every syscall), a child reads."""
+    import threading
+
+    from doctor.job import sources
+
+    paths = _tricky_sources(tmp_path)
+    readers = []
+    read_here = sources._read_source
+    monkeypatch.setattr(sources, "_read_source",
+                        lambda p, log: readers.append(p) or read_here(p, log))
+    assert len(sources.read_sources(paths, None)) == 800 and len(readers) == len(paths)
+    readers.clear()
+    done = threading.Event()
+    other = threading.Thread(target=done.wait, name="check:other")
+    other.start()
+    try:
+        assert len(sources.read_sources(paths, None)) == 800 and readers == []
+    finally:
+        done.set()
+        other.join()
