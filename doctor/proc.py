@@ -16,7 +16,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO, Any, Iterator, Optional
+from typing import IO, Iterator, Optional
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -129,19 +129,8 @@ def run_cmd(argv: list, timeout: float = 10.0, env: Optional[dict] = None,
     return collect(proc, timeout)
 
 
-def run_bytes(argv: list, input: bytes, timeout: float) -> Optional[bytes]:
-    """A child's stdout as bytes, fed `input` (both through unlinked files, see start);
-    None when it could not start, failed or overran `timeout`."""
-    proc = start(argv, input=input, spool=True, binary=True)
-    if isinstance(proc, CmdResult):
-        return None
-    res = collect(proc, timeout)
-    return res.stdout if res.returncode == 0 else None   # type: ignore[return-value]
-
-
 def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
-          input: Any = None, spool: bool = False,
-          binary: bool = False) -> "subprocess.Popen | CmdResult":
+          input: Optional[str] = None, spool: bool = False) -> "subprocess.Popen | CmdResult":
     """The first half of run_cmd: the child started (a CmdResult when it could not be).
     Until `collect`, a signal kills it, and so does the doctor's exit (_reap).
 
@@ -151,22 +140,20 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
     pipe. (Its stderr stays a pipe: collect wakes on its end.) Through pipes, a child's
     megabytes cost a wake-up of the collecting thread per 512 bytes in and 32 KiB out,
     each waiting for the interpreter lock while the checks' threads hold it: `git
-    cat-file` sizing 90,000 blobs took 4.0 s beside one busy thread, 0.6 s alone.
-    `binary`: `input` and the output are bytes, not text."""
+    cat-file` sizing 90,000 blobs took 4.0 s beside one busy thread, 0.6 s alone."""
     if stopping():
         return CmdResult(None, "", "interrupted")
     spooled = _temporary() if spool else None
     fed = _temporary() if input is not None else None
     if fed is not None:
-        fed.write(input if binary else _encoded(input or ""))
+        fed.write(_encoded(input or ""))
         fed.seek(0)
     try:
         proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
                                 stderr=subprocess.PIPE,
                                 stdin=fed or (subprocess.DEVNULL if input is None
                                               else subprocess.PIPE),
-                                env=env, cwd=cwd, text=not binary,
-                                errors=None if binary else "replace",
+                                env=env, cwd=cwd, text=True, errors="replace",
                                 start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         _close(spooled)
@@ -189,13 +176,12 @@ def collect(proc: subprocess.Popen, timeout: float) -> CmdResult:
     input = _fed.pop(proc, None)
     try:
         out, err = proc.communicate(input=input, timeout=timeout)
-        return CmdResult(proc.returncode, _read(spooled, proc) if spooled is not None else out,
-                         err)
+        return CmdResult(proc.returncode, _text(spooled) if spooled is not None else out, err)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, err = proc.communicate()
-        return CmdResult(None, _read(spooled, proc) if spooled is not None else out or "",
-                         err or "", timed_out=True)
+        return CmdResult(None, _text(spooled) if spooled is not None else out or "", err or "",
+                         timed_out=True)
     except BaseException:
         _kill_group(proc)
         proc.wait()
@@ -219,12 +205,9 @@ def _encoded(text: str) -> bytes:
     return text.encode(locale.getpreferredencoding(False), "replace")
 
 
-def _read(f: IO[bytes], proc: subprocess.Popen) -> Any:
-    """The spooled output as its pipe would have given it: for a text-mode child decoded
-    as Popen does, newlines too."""
+def _text(f: IO[bytes]) -> str:
+    """What a text-mode pipe would have given: decoded as Popen does, newlines too."""
     f.seek(0)
-    if not getattr(proc, "text_mode", True):   # Popen sets it; typeshed lacks it
-        return f.read()
     data = f.read().decode(locale.getpreferredencoding(False), "replace")
     return data.replace("\r\n", "\n").replace("\r", "\n")
 

@@ -11,7 +11,6 @@ import ast
 import bisect
 import os
 import stat
-import threading
 from pathlib import Path
 from typing import Any, Optional
 
@@ -52,100 +51,9 @@ def raw_texts(job, whole: bool = False) -> list:
                      if r.endswith(".py")]
         if len(paths) >= SAY_READING:
             job.say(f"reading {len(paths):,} Python sources")
-        return read_sources(paths, job.unreadable)
+        return [(p, text) for p in paths
+                if (text := _read_source(p, job.unreadable)) is not None]
     return job.memo(("raw_texts", whole), read_all)
-
-
-def read_sources(paths: list, log: fs.Log, child: Optional[bool] = None) -> list:
-    """[(path, bytes)] of `paths` that read (see _read_source). While other checks'
-    threads run, many are read by a child process: in this one each file's open, fstat,
-    read and close let those threads take the interpreter lock, and each then waits up
-    to its switch interval for it back (2,000 files: 0.04 s alone, 8.5 s beside one busy
-    thread). The child reads them on another CPU and hands them over in one file; alone,
-    this process reads them faster itself (0.7 s against 0.9 s for 90,000 here).
-    `child`: whether to use one (None: by the rule above)."""
-    if child is None:
-        child = len(paths) >= CHILD_READ_MIN and _other_checks_running()
-    if child:
-        out = _read_in_child(paths, log)
-        if out is not None:
-            return out
-    return [(p, text) for p in paths if (text := _read_source(p, log)) is not None]
-
-
-def _other_checks_running() -> bool:
-    me = threading.current_thread()
-    return any(t is not me and t.name.startswith("check:") and t.is_alive()
-               for t in threading.enumerate())
-
-
-CHILD_READ_MIN = 2_000   # fewer are read here: a child's start costs about 20 ms
-# The child writes the bytes of the files that read, one after the other, then a line of
-# JSON: each path's size (-1: not a regular file, or over the limit; -2: unreadable) and
-# [index, errno, message] per unreadable one; then that line's length in 16 digits.
-# Nothing of the repo is imported or run; -I -S: nothing of the user's site either.
-_READER = """
-import json, os, stat, sys
-flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-limit = int(sys.argv[1])
-out = sys.stdout.buffer
-sizes, errors = [], []
-for i, path in enumerate(sys.stdin.buffer.read().split(b"\\0")):
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        sizes.append(-2)
-        errors.append([i, exc.errno or 0, exc.strerror or type(exc).__name__])
-        continue
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            sizes.append(-1)
-            continue
-        parts = [os.read(fd, st.st_size + 1)]
-        if len(parts[0]) > st.st_size:   # it grew since the fstat: the rest
-            while parts[-1]:
-                parts.append(os.read(fd, 65536))
-        data = b"".join(parts)
-        out.write(data)
-        sizes.append(len(data))
-    except OSError as exc:
-        sizes.append(-2)
-        errors.append([i, exc.errno or 0, exc.strerror or type(exc).__name__])
-    finally:
-        os.close(fd)
-tail = json.dumps({"sizes": sizes, "errors": errors}).encode()
-out.write(tail + b"%016d" % len(tail))
-"""
-
-
-def _read_in_child(paths: list, log: fs.Log) -> Optional[list]:
-    """read_sources by a child process; None when it could not run (then they are read
-    here). No deadline but a day's: a hung read is the asking check's deadline, as when
-    read here, and the child is killed when the doctor exits."""
-    import json
-    import sys
-
-    from doctor.proc import run_bytes
-
-    got = run_bytes([sys.executable, "-I", "-S", "-c", _READER, str(MAX_SOURCE_BYTES)],
-                    b"\0".join(os.fsencode(p) for p in paths), timeout=86_400)
-    try:
-        end = len(got) - 16 - int(got[-16:])   # type: ignore[arg-type,index]
-        meta = json.loads(got[end:-16])   # type: ignore[index]
-        sizes, errors = meta["sizes"], meta["errors"]
-    except (TypeError, ValueError, KeyError):
-        return None   # it could not run, or died mid-way
-    if len(sizes) != len(paths) or sum(n for n in sizes if n > 0) != end:
-        return None
-    out, at = [], 0
-    for path, n in zip(paths, sizes):
-        if n >= 0:
-            out.append((path, got[at:at + n]))   # type: ignore[index]
-            at += n
-    for i, code, said in errors if log is not None else ():
-        log.note(paths[i], OSError(code, said, paths[i]))  # type: ignore[union-attr]
-    return out
 
 
 def text_of(job, path: Any, whole: bool = False) -> Optional[bytes]:
