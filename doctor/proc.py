@@ -146,8 +146,12 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
     spooled = _temporary() if spool else None
     fed = _temporary() if input is not None else None
     if fed is not None:
-        fed.write(_encoded(input or ""))
-        fed.seek(0)
+        try:
+            fed.write(_encoded(input or ""))
+            fed.seek(0)
+        except OSError:   # TMPDIR filled up: through the pipe after all
+            _close(fed)
+            fed = None
     try:
         proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
                                 stderr=subprocess.PIPE,

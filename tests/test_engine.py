@@ -388,6 +388,23 @@ def test_a_childs_input_still_arrives_when_tmpdir_cannot_hold_it(monkeypatch):
     assert (res.returncode, res.stdout) == (0, "200000\n")
 
 
+def test_a_childs_input_still_arrives_when_tmpdir_fills_up_as_it_is_written(monkeypatch):
+    """TMPDIR gives a file but no room for the input (ENOSPC on write): the input goes
+    through a pipe, and the run goes on."""
+    import errno
+    import io
+
+    from doctor import proc
+
+    class Full(io.BytesIO):
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(proc, "_temporary", Full)
+    res = proc.run_cmd([sys.executable, "-c", "import sys; print(len(sys.stdin.read()))"],
+                       input="x" * 200_000, timeout=30)
+    assert (res.returncode, res.stdout) == (0, "200000\n")
+
+
 def test_a_child_begun_early_still_runs_when_tmpdir_cannot_hold_its_output(monkeypatch):
     """No room or no right in TMPDIR: the child's output comes through a pipe instead."""
     import tempfile
