@@ -12,7 +12,6 @@ from doctor.scanners.git import (
     CANDIDATE_SIZE,
     MAX_HEADER_READS,
     Blob,
-    GitError,
     GitRepo,
     core_name_hint,
     human,
@@ -60,16 +59,6 @@ def _fix(blob: Blob) -> str:
         text += (" It also stays in history until you rewrite it, from the repository's top "
                  "level: " + REWRITE_WARNING)
     return text
-
-
-def _history_first(repo: GitRepo) -> None:
-    """The history scan before the index: the index's blob sizes come from it
-    (GitRepo._index). A corrupt object it meets is reported where the history is read,
-    after the index's own errors, as before."""
-    try:
-        repo.history()
-    except GitError:
-        pass
 
 
 def _history_blobs(repo: GitRepo, want) -> list:
@@ -138,7 +127,6 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
     touches the index: `git rm --cached` stays for you to run.
     """
     repo = repo_for(job)
-    _history_first(repo)
     index = repo.index()
     found: list = []
     for b in _core_candidates(index):
@@ -212,7 +200,6 @@ def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 *
     (`git lfs track '*.pt'`).
     """
     repo = repo_for(job)
-    _history_first(repo)
     # A tracked file counts at its size in git or, when modified, in the work tree
     # (about to be committed) -- except under LFS, where git only stores a pointer.
     changed = _changed(repo)

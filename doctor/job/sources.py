@@ -44,7 +44,7 @@ def raw_texts(job, whole: bool = False) -> list:
     def read_all() -> list:
         if job.scope is not None and not whole:
             paths = [str(p) for p in python_paths(
-                job, [r for r in job.repo_rels() if r.endswith(".py")], job.every_rel_set())]
+                job, [r for r in job.repo_rels() if r.endswith(".py")])]
         else:
             top = str(job.repo).rstrip("/") + "/"
             paths = [top + r for r in (job.every_rel() if whole else job.repo_rels())
@@ -193,10 +193,10 @@ def dotted(node: ast.AST) -> str:
 
 
 # ---- a scoped run's sources (doctor/job/scope.py) --------------------------------
-def python_paths(job: Any, listed: list, known: set) -> list:
+def python_paths(job: Any, listed: list) -> list:
     """The Python sources of a scoped run: the changed ones, the entry modules of the job
-    scripts in scope, and the repo modules they import, transitively. `known`: the
-    repo's files (what an import may name is a `.py`)."""
+    scripts in scope, and the repo modules they import, transitively."""
+    known = job.every_rel_set()   # what an import may name: one of the repo's files
     todo = [job.repo / r for r in listed]
     for script in job.scripts:
         entry = job.entry_file(job.step(script))
