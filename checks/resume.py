@@ -17,7 +17,7 @@ from doctor.job.overrides import parse_overrides
 from doctor.job.sources import python_trees
 from doctor.job.stepconfigs import step_configs
 from doctor.proc import run_cmd
-from doctor.scanners.torchsave import NotRegularFile, inspect_file
+from doctor.scanners.torchsave import NotRegularFile, TorchSaveInfo, inspect_file
 
 CHECK = "resume-checkpoint-mismatch"
 EXACT_KEYS = ("ckpt_path", "resume_from_checkpoint")
@@ -90,16 +90,26 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
     how the names match, and the finding says so. When the repo loads state
     dicts with `strict=False`, missing and unexpected keys are warnings.
 
+    A checkpoint whose pickle names globals outside torch's `weights_only` set
+    is a finding of its own, whether or not a model is given: an error when one
+    of them runs a command or code (`os.system`, `subprocess.*`, `builtins.eval`,
+    ...), since every way of loading it fails or makes that call; otherwise a
+    warning, as the job may load it with `weights_only=False`.
+
     ## Why it matters
     A resume that does not fit fails only after the queue wait, at the first
     `load_state_dict`, and with `--requeue` every requeue repeats the failure:
     the renamed layer or the added task head costs one allocation per retry.
+    A pickle that names other globals is refused by `torch.load(weights_only=True)`
+    (the default since torch 2.6), and with `weights_only=False` it runs them.
 
     ## How to fix
     Point the resume path at a checkpoint of the current model, or start fresh
     (move the auto-resume file away). If the change was intended, convert the
     checkpoint (rename keys, drop or re-initialise the changed layers) or load
     the matching part explicitly with `strict=False` and check what it returns.
+    Never load a checkpoint that calls `os.system` or the like: remove it and
+    resume from one you trust.
     """
     refs = resume_refs(job)
     if not refs:
@@ -110,22 +120,39 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
     if not existing:
         raise Skip("the resume checkpoint does not exist here (a fresh start): "
                    + ", ".join(f"{job.rel(r.path)} ({r.origin})" for r in refs[:5]))
+    infos = [(r, read_info(r.path)) for r in existing]
+    # what torch.load refuses or runs is a finding whether or not the keys can be compared
+    unsafe = [unsafe_pickle(job, r, info) for r, info in infos
+              if info is not None and info.unsafe_globals]
+    try:
+        states = comparable(job, infos)
+    except Skip:
+        if not unsafe:
+            raise
+        states = []
+    model = model_state(job) if states else {}
+    lenient = lenient_loads(job) if states else []
+    for ref, (where, ckpt) in states:
+        finding = judge(job, ref, where, ckpt, model, lenient)
+        if finding is not None:
+            yield finding
+    yield from unsafe
+
+
+def comparable(job: Job, infos: list) -> list:
+    """(ref, state) of each checkpoint whose keys can be compared with the model; Skip
+    when none can."""
     if not job.model:
         raise Skip("no model factory to compare with: give --model MOD:FACTORY or settings "
                    "smoke.model")
     if not job.fact("torch_installed"):
         raise Skip("torch is not installed in this environment (the model is built in a "
                    "child process with this Python)")
-    states = [(r, state) for r in existing if (state := read_state(r.path)) is not None]
+    states = [(r, state) for r, info in infos if (state := state_of(info)) is not None]
     if not states:
         raise Skip("the resume checkpoint holds no tensors the doctor can read: "
-                   + ", ".join(job.rel(r.path) for r in existing))
-    model = model_state(job)
-    lenient = lenient_loads(job)
-    for ref, (where, ckpt) in states:
-        finding = judge(job, ref, where, ckpt, model, lenient)
-        if finding is not None:
-            yield finding
+                   + ", ".join(job.rel(r.path) for r, _ in infos))
+    return states
 
 
 # ---- where the checkpoint is named ------------------------------------------------------
@@ -309,13 +336,19 @@ def _const(node: ast.AST, consts: dict) -> Optional[str]:
 
 
 # ---- what the checkpoint and the model hold ---------------------------------------------
-def read_state(path: Path) -> Optional[tuple]:
-    """(where in the file, {key: shape}) of the checkpoint's state_dict, read without torch;
-    None when the file is not a readable torch.save file or holds no state_dict."""
+def read_info(path: Path) -> Optional[TorchSaveInfo]:
+    """What the doctor's own reader (the pickle is never executed) learns of the file;
+    None when it is not a readable torch.save file."""
     try:
-        info = inspect_file(path)
+        fs.note_read(path)  # an input: no report goes over the checkpoint
+        return inspect_file(path)
     except (OSError, NotRegularFile):
         return None
+
+
+def state_of(info: Optional[TorchSaveInfo]) -> Optional[tuple]:
+    """(where in the file, {key: shape}) of the checkpoint's state_dict; None when the
+    file holds no state_dict the doctor can read."""
     if info is None or not info.tensors:
         return None
     groups: dict = {}
@@ -465,3 +498,53 @@ def judge(job: Job, ref: ResumeRef, where: str, ckpt: dict, model: dict,
               "unexpected": unexpected[:MAX_KEYS], "reshaped": reshaped[:MAX_KEYS],
               "counts": {"missing": len(missing), "unexpected": len(unexpected),
                          "reshaped": len(reshaped)}, "model": job.model})
+
+
+# ---- a pickle that torch.load refuses or that runs code ---------------------------------
+# Modules and builtins whose globals run a command or code, or touch files, processes or
+# the network, when a pickle calls them. A checkpoint that names one fails every way it
+# can be loaded: weights_only=True (torch's default since 2.6) refuses it, and
+# weights_only=False makes those calls. Any other global outside torch's allowlist (an
+# argparse.Namespace of hyperparameters, a numpy scalar) loads with weights_only=False.
+RUNS_CODE_MODULES = frozenset((
+    "os", "posix", "nt", "subprocess", "_posixsubprocess", "pty", "runpy", "importlib",
+    "code", "codeop", "shutil", "socket", "ctypes", "multiprocessing", "webbrowser",
+    "pickle", "_pickle", "marshal", "pdb", "timeit", "commands", "popen2"))
+RUNS_CODE_BUILTINS = frozenset(f"{m}.{n}" for m in ("builtins", "__builtin__") for n in (
+    "eval", "exec", "compile", "__import__", "open", "getattr", "setattr", "delattr",
+    "breakpoint", "input", "globals", "vars"))
+
+
+def runs_code(name: str) -> bool:
+    """A global that runs a command or code when called (see RUNS_CODE_*)."""
+    return name in RUNS_CODE_BUILTINS or name.split(".", 1)[0] in RUNS_CODE_MODULES
+
+
+def unsafe_pickle(job: Job, ref: ResumeRef, info: TorchSaveInfo) -> Finding:
+    """The checkpoint's pickle names globals outside torch.load's weights_only set: an
+    error when one of them runs code (every way of loading it fails), else a warning that
+    names what the doctor could not see (whether the job loads it with weights_only=False)."""
+    globs = info.unsafe_globals
+    code = [g for g in globs if runs_code(g)]
+    shown = ", ".join((code or globs)[:SHOWN]) + (" …" if len(code or globs) > SHOWN else "")
+    head = (f"{ref.written} ({ref.origin}) is a torch.save file whose pickle "
+            f"{'calls' if code else 'names'} {shown}")
+    refused = "torch.load(weights_only=True), the default since torch 2.6, refuses it"
+    if code:
+        msg = (f"{head}: {refused}, so the resume fails, and with weights_only=False loading "
+               "it makes those calls; the doctor did not execute it")
+        fix = ("Do not load this file: unpickling it makes those calls. Find out who wrote "
+               "it, remove it, and resume from a checkpoint you trust (or start fresh).")
+    else:
+        msg = (f"{head}, outside torch's weights_only set: {refused}, so the resume fails "
+               "unless the job loads it with weights_only=False (the doctor did not see how "
+               "it loads it), which runs whatever those globals do; it was not executed")
+        fix = ("Save checkpoints as tensors and plain containers (a state_dict), or allow the "
+               "globals you trust with torch.serialization.add_safe_globals; load with "
+               "weights_only=False only a file whose writer you trust.")
+    return Finding(msg, location=ref.location, fix=fix,
+                   severity=Severity.ERROR if code else Severity.WARNING,
+                   data={"checkpoint": ref.written, "path": job.rel(ref.path),
+                         "named_at": ref.origin, "read_by": ref.read_by,
+                         "unsafe_globals": globs[:MAX_KEYS], "runs_code": code[:MAX_KEYS],
+                         "format": info.format})

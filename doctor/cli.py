@@ -1,6 +1,7 @@
 """The command line (DESIGN.md §3, contract): run, list, explain, docs."""
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import sys
@@ -449,8 +450,11 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
 
     from doctor import fs
 
+    if fs.is_dir(script):   # the words of `run --sbatch` (errors.read_input)
+        raise InputError(f"{script} is a directory, not a sbatch script")
     if not fs.is_file(script):
-        raise InputError(f"job script not found: {script}")
+        raise InputError(f"{script}: not a regular file, not a sbatch script"
+                         if os.path.exists(script) else f"job script not found: {script}")
     args = list(sbatch_args)
     script_args = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
@@ -530,11 +534,25 @@ cli.add_command(diff_cmd)
 cli.add_command(show_cmd)
 
 
+def _usable_streams() -> None:
+    """A stream closed at start (`>&-`) is None in Python: what would go there goes to
+    /dev/null, so the run still writes its --json/--output files and exits with its
+    verdict. A stdout that cannot encode every character (a latin-1 locale; click
+    writes UTF-8 to an ASCII one) shows `?` for the others instead of failing the run."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    if codecs.lookup(encoding).name != "utf-8" and hasattr(sys.stdout, "reconfigure"):
+        sys.stdout.reconfigure(errors="replace")
+
+
 def main(argv: Optional[list] = None) -> None:
     """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
     from doctor.report import printable  # a path or value echoed back: no raw control codes
     from doctor.secrets import mask_text
 
+    _usable_streams()
     try:
         with stop_on_signals():  # SIGINT, SIGTERM, SIGHUP: clean up, exit 128 + the signal
             cli.main(args=argv, prog_name="doctor", standalone_mode=False)

@@ -84,6 +84,9 @@ def merge_base(repo: Path, rev: str) -> str:
     if rev.startswith("-"):
         raise InputError(f"--changed-since: {rev!r} is not a revision")
     res = run_git(str(repo), "rev-parse", "--is-inside-work-tree", timeout=10)
+    if res.returncode != 0 and "not a git repository" not in res.stderr:   # git refuses it
+        said = (res.stderr.strip().splitlines() or ["timed out"])[0]   # (dubious ownership)
+        raise InputError(f"--changed-since: git rev-parse: {said.removeprefix('fatal: ')}")
     if res.returncode != 0 or res.stdout.strip() != "true":
         raise InputError(f"--changed-since: {repo} is not inside a git work tree")
     res = run_git(str(repo), "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}",

@@ -180,6 +180,10 @@ class GitRepo:
         self.root = root
         self.timeout = timeout
         res = self.git("rev-parse", "--is-inside-work-tree", "--show-prefix", timeout=10)
+        if res.returncode != 0 and "not a git repository" not in res.stderr:
+            # a work tree git refuses to read (dubious ownership, a broken .git): the
+            # checks end as errors with git's message, never as "not a repository"
+            checked(res, "rev-parse")
         if res.returncode != 0 or not res.stdout.startswith("true"):
             raise Skip(f"{root} is not inside a git work tree")
         self.prefix = res.stdout.splitlines()[1] if len(res.stdout.splitlines()) > 1 else ""
