@@ -15,11 +15,20 @@ What must hold for every input (`assert_sane`):
 
 Most examples run in-process through doctor.cli.main (about 15 ms a run instead of
 0.3 s); `test_fuzzed_repos_through_a_child_process` runs a few as a user does.
-DOCTOR_FUZZ_EXAMPLES=N raises the number of examples of each test; with CI=true the
-examples are derandomized and no example database is kept.
+
+The four readers are also fuzzed one by one (issue 27), with inputs a whole run would
+stop early on: the shell reader, the YAML/config reader, the torch.save reader (torch's
+layouts written from pickle opcodes, then damaged) and the report reader (`show`,
+`diff`). No exception but the reader's own refusal, and no input over 10 s (HANG_S).
+
+DOCTOR_FUZZ_EXAMPLES=N raises the number of examples of each test (N/60 times its
+own; with N set, the readers' input counts and slowest times are printed at the end);
+with CI=true the examples are derandomized and no example database is kept. A big run:
+`DOCTOR_FUZZ_EXAMPLES=3600 pytest tests/test_fuzz.py -k reader --hypothesis-seed=27`.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import json
@@ -27,16 +36,20 @@ import os
 import re
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
+import zipfile
 from pathlib import Path
 from typing import Optional
 
 import jsonschema
+import pytest
 import yaml
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, Phase, example, given, settings, strategies as st
 
 from conftest import SCHEMA
 import doctor
@@ -612,3 +625,453 @@ def test_fuzzed_repos_through_a_child_process(tmp_path_factory, script, config, 
                    formats=("table",))
     finally:
         repo.close()
+
+
+# ---- the readers, one by one (issue 27) ---------------------------------------------------
+# Each reader gets its input directly, without the rest of a run, so that an example costs
+# milliseconds and the inputs can be hostile in ways a whole run would stop early on:
+# the shell reader (doctor/job/shell.py, sbatch.py), the YAML/config reader
+# (doctor/job/configs.py), the torch.save reader (doctor/scanners/torchsave.py and the
+# cache scanner's fast path) and the report reader (`doctor show` / `doctor diff`).
+# A crash is any exception but the reader's own "this is not one" (InputError where the
+# reader documents it); a hang is an input that keeps a reader past HANG_S.
+HANG_S = 10.0
+SLOWEST: dict = {}   # reader -> (inputs, slowest seconds): printed after a big run
+
+
+class Hang(BaseException):   # not an Exception: a reader's `except Exception` cannot eat it
+    """A reader ran past HANG_S on one input."""
+
+
+@contextlib.contextmanager
+def bounded(reader: str):
+    """Run one reader on one input: Hang past HANG_S, and a memory cap (a bomb fails)."""
+    def ring(signum, frame):
+        raise Hang(f"{reader} ran past {HANG_S:g} s on one input")
+    old_handler = signal.signal(signal.SIGALRM, ring)
+    old_limit = _limit_memory(MEMORY)
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, HANG_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old_handler)
+        resource.setrlimit(resource.RLIMIT_AS, old_limit)
+        n, slowest = SLOWEST.get(reader, (0, 0.0))
+        SLOWEST[reader] = (n + 1, max(slowest, time.monotonic() - start))
+
+
+def fuzz_reader(examples: int) -> settings:
+    """fuzz(examples) without hypothesis's explain phase: it traces every line of a
+    failing example, which made a reader's 0.1 s input pass HANG_S."""
+    return settings(fuzz(examples), phases=[p for p in Phase if p != Phase.explain])
+
+
+@atexit.register
+def _say_slowest() -> None:
+    if os.environ.get("DOCTOR_FUZZ_EXAMPLES") and SLOWEST:
+        sys.__stderr__.write("fuzzed readers: " + "; ".join(
+            f"{r}: {n} inputs, slowest {s:.3f} s" for r, (n, s) in sorted(SLOWEST.items()))
+            + "\n")
+
+
+@st.composite
+def amplified(draw, piece) -> str:
+    """A small piece repeated up to thousands of times: what finds the quadratic loop
+    and the recursion that small examples never reach."""
+    return draw(piece) * draw(st.sampled_from([1, 2, 10, 100, 1000, 5000]))
+
+
+@st.composite
+def mutated(draw, data: bytes) -> bytes:
+    """The bytes after a few of: flipped bytes, a cut, an insertion, a repeated slice."""
+    for _ in range(draw(st.integers(0, 3))):
+        how = draw(st.integers(0, 3))
+        at = draw(st.integers(0, len(data)))
+        if how == 0 and data:
+            at = min(at, len(data) - 1)
+            data = data[:at] + bytes([data[at] ^ draw(st.integers(1, 255))]) + data[at + 1:]
+        elif how == 1:
+            data = data[:at]
+        elif how == 2:
+            data = data[:at] + draw(st.binary(min_size=1, max_size=16)) + data[at:]
+        else:
+            end = draw(st.integers(at, min(len(data), at + 64)))
+            data = data[:end] + data[at:end] * draw(st.integers(1, 50)) + data[end:]
+    return data
+
+
+# -- the shell reader
+SHELL_TOKENS = ["$(", ")", "${", "}", "`", "'", '"', "\\", "\n", "\r\n", "\\\n", "<<", "EOF",
+                "<<-", "<<'EOF'", "<<<", "#", ";", "&&", "||", "|", "&", "$", "${A:-",
+                "${A#", "${!", "${#", "$((", "))", "(", " ", "\t", "=", "export ", "srun ",
+                "python ", "-c ", "source ", ". ", "x", "$A", "$SLURM_JOB_ID", "%j", "~",
+                "#SBATCH ", "#SBATCH --nodes=", "--", "-N", "then ", "do ", "case ", "in ",
+                "esac", "function ", "f() {", "{", "!", "exec ", "env -S ", "timeout 1 "]
+SHELL_TEXT = st.one_of(
+    job_script(),
+    st.lists(st.one_of(st.sampled_from(SHELL_TOKENS), TEXT), max_size=80).map("".join),
+    amplified(st.lists(st.sampled_from(SHELL_TOKENS), min_size=1, max_size=6).map("".join)))
+
+
+@fuzz_reader(200)
+@given(text=SHELL_TEXT, data=st.data())
+def test_shell_reader(tmp_path_factory, text, data):
+    """A job script's bytes through the shell reader as the job model uses it: the
+    script, its #SBATCH lines, each command's words expanded with an environment, the
+    command each one really runs. No exception at all: every text is a script."""
+    from doctor.errors import InputError
+    from doctor.job.sbatch import as_submitted, load_sbatch
+    from doctor.job.shell import command_argv, effective_command, expand, unquote
+
+    raw = data.draw(encoded(text))
+    path = Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp())) / "job.sbatch"
+    path.write_bytes(raw)
+    env = {"A": "1", "HOME": "/home/u", "SLURM_JOB_ID": "7", "X": "$(rm -rf /)"}
+    in_job = data.draw(st.booleans())
+    with bounded("shell"):
+        try:
+            script = load_sbatch(path, "job.sbatch")
+        except InputError:   # too large, binary: the reader's own refusal
+            return
+        as_submitted(script, ["--nodes=2", "-G", "4"], {"SBATCH_TIMELIMIT": "1:00"})
+        for cmd in script.commands:
+            argv = [unquote(w) for w in cmd.words]
+            for word in cmd.words:
+                expand(word, env.get, in_job=in_job)
+            effective_command(argv)
+            command_argv(argv, builtin=True)
+    shutil.rmtree(path.parent)
+
+
+# -- the YAML/config reader
+RAW_YAML_PIECES = ["[", "{", "a: ", "- ", "&a ", "*a ", "? ", ": ", "!!python/object:x ",
+                   "<<: *a\n", "'", '"', "\n", "  ", "\t", "#", "---\n", "...\n", "%YAML 1.1\n",
+                   "|\n", ">\n", "x", "1", ", ", "]", "}", "!!binary ", "~", "\\"]
+YAML_INPUT = st.one_of(
+    yaml_config(),
+    amplified(st.sampled_from(RAW_YAML_PIECES)).map(str.encode),
+    amplified(st.lists(st.sampled_from(RAW_YAML_PIECES), min_size=1, max_size=8).map(
+        "".join)).map(str.encode),
+    st.binary(max_size=200))
+
+
+@fuzz_reader(200)
+@given(raw=YAML_INPUT)
+@example(raw=b"1" * 5000)   # found by this test: int() past 4,300 digits raised ValueError
+def test_yaml_config_reader(tmp_path_factory, raw):
+    """Config bytes through the config reader: parsed (or one InputError line), then
+    every mapping listed and each key located as the checks do."""
+    from doctor.errors import InputError
+    from doctor.job.configs import ConfigFile, is_unresolved, keypath, load_yaml_text
+
+    path = Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp())) / "c.yaml"
+    path.write_bytes(raw)
+    with bounded("yaml"):
+        try:
+            data = load_yaml_text(path, "config file")
+        except InputError as exc:
+            assert str(exc).count("\n") == 0, f"[not one line] {exc!r}"
+            return
+        cfg = ConfigFile(path, "c.yaml", data)
+        for at, mapping in cfg.mappings():
+            for key, value in mapping.items():
+                cfg.location(mapping, key)
+                keypath(at + (key,))
+                is_unresolved(value)
+    shutil.rmtree(path.parent)
+
+
+# -- the torch.save reader: torch's own layouts, written from pickle opcodes here (the
+# test never imports torch), then damaged
+def _p_str(s: str) -> bytes:
+    b = s.encode("utf-8", "surrogatepass")
+    return b"X" + len(b).to_bytes(4, "little") + b
+
+
+def _p_int(n: int) -> bytes:
+    if 0 <= n < 256:
+        return b"K" + bytes([n])
+    if -2**31 <= n < 2**31:
+        return b"J" + n.to_bytes(4, "little", signed=True)
+    b = n.to_bytes((n.bit_length() + 8) // 8, "little", signed=True)
+    return b"\x8a" + bytes([len(b)]) + b
+
+
+def _p_global(qualname: str) -> bytes:
+    module, _, name = qualname.rpartition(".")
+    return b"c" + f"{module}\n{name}\n".encode()
+
+
+def _p_tuple(items: list) -> bytes:
+    return b"(" + b"".join(items) + b"t"
+
+
+ODICT = _p_global("collections.OrderedDict") + b")R"
+STORAGES = ["torch.FloatStorage", "torch.HalfStorage", "torch.LongStorage",
+            "torch.BFloat16Storage", "torch.UntypedStorage", "torch.cuda.FloatStorage"]
+LOCATIONS = ["cpu", "cpu", "cuda:0", "cuda:1", "meta", "hip:0", "", "\x1b[2J"]
+UNSAFE = ["posix.system", "builtins.eval", "argparse.Namespace", "numpy.core.multiarray.scalar",
+          "__main__.Net", "torch._utils._rebuild_tensor_v2x", "a" * 300 + ".b"]
+SHAPE = st.lists(st.integers(0, 2**40), max_size=4)
+KEY = st.one_of(st.sampled_from(["weight", "bias", "model.fc.weight", "state_dict", "model",
+                                 "optimizer", "epoch", ""]), TEXT)
+
+
+@st.composite
+def torch_object(draw, storages: list, depth: int = 0) -> bytes:
+    """The pickle opcodes of one object as torch.save writes it: tensors (each naming a
+    storage by persistent id), Parameters, state_dicts, dicts, lists, tuples, scalars,
+    and now and then a global outside torch's weights_only set."""
+    kind = draw(st.integers(0, 9 if depth < 4 else 3))
+    if kind == 0:   # a tensor: _rebuild_tensor_v2(storage, offset, size, stride, ...)
+        shape = draw(SHAPE)
+        key = str(len(storages))
+        storages.append(key)
+        pid = _p_tuple([_p_str("storage"), _p_global(draw(st.sampled_from(STORAGES))),
+                        _p_str(key), _p_str(draw(st.sampled_from(LOCATIONS))),
+                        _p_int(draw(st.integers(0, 2**40)))]) + b"Q"
+        tensor = _p_global("torch._utils._rebuild_tensor_v2") + _p_tuple(
+            [pid, _p_int(0), _p_tuple([_p_int(n) for n in shape]),
+             _p_tuple([_p_int(1) for _ in shape]), b"\x89", ODICT]) + b"R"
+        if draw(st.booleans()):   # a Parameter
+            tensor = _p_global("torch._utils._rebuild_parameter") + _p_tuple(
+                [tensor, b"\x88", ODICT]) + b"R"
+        return tensor
+    if kind == 1:
+        return _p_int(draw(st.integers(-2**70, 2**70)))
+    if kind == 2:
+        return _p_str(draw(KEY))
+    if kind == 3:
+        return draw(st.sampled_from([b"N", b"\x88", b"\x89", b"G" + b"\x7f\xf8" + b"\0" * 6]))
+    if kind == 4:   # a global outside the allowlist, called
+        return _p_global(draw(st.sampled_from(UNSAFE))) + _p_tuple(
+            [draw(torch_object(storages, depth + 1))]) + b"R"
+    items = draw(st.lists(st.tuples(KEY, torch_object(storages, depth + 1)), max_size=5))
+    if kind in (5, 6):   # a state_dict, an OrderedDict filled by SETITEMS
+        return ODICT + b"(" + b"".join(_p_str(k) + v for k, v in items) + b"u"
+    if kind == 7:
+        return b"}(" + b"".join(_p_str(k) + v for k, v in items) + b"u"
+    if kind == 8:
+        return b"](" + b"".join(v for _, v in items) + b"e"
+    return _p_tuple([v for _, v in items])
+
+
+def _p_memoized(body: bytes, draw) -> bytes:
+    """Now and then the object twice, through the memo (BINPUT, BINGET), as torch's
+    pickles hold a storage or a key that several tensors share."""
+    if not draw(st.booleans()):
+        return body
+    return b"(" + body + b"q\x00h\x00t"
+
+
+@st.composite
+def torch_file(draw) -> bytes:
+    """A torch.save file (zip or legacy) of a generated object, its pickle and then the
+    file damaged now and then; or raw bytes behind a torch magic."""
+    storages: list = []
+    pickled = b"\x80\x02" + _p_memoized(draw(torch_object(storages)), draw) + b"."
+    if draw(st.integers(0, 3)) == 0:
+        pickled = draw(mutated(pickled))
+    kind = draw(st.sampled_from(["zip", "zip", "zip-deflated", "legacy", "raw"]))
+    if kind == "raw":
+        head = draw(st.sampled_from([b"PK\x03\x04", b"\x80\x02\x8a\x0a" +
+                                     (0x1950A86A20F9469CFC6C).to_bytes(10, "little")]))
+        return head + draw(st.binary(max_size=300))
+    if kind == "legacy":
+        out = b"\x80\x02\x8a\x0a" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little") + b"."
+        out += b"\x80\x02" + _p_int(1001) + b"."
+        out += b"\x80\x02}(" + _p_str("protocol_version") + _p_int(1001) + \
+            _p_str("little_endian") + b"\x88u."
+        out += pickled
+        out += b"\x80\x02](" + b"".join(_p_str(k) for k in storages) + b"e."
+        for _ in storages:
+            n = draw(st.integers(0, 4))
+            out += n.to_bytes(8, "little") + b"\0" * (4 * n)
+    else:
+        buf = io.BytesIO()
+        prefix = draw(st.sampled_from(["archive", "model", "x y", "é"]))
+        method = zipfile.ZIP_DEFLATED if kind == "zip-deflated" else zipfile.ZIP_STORED
+        with zipfile.ZipFile(buf, "w", method) as z:
+            z.writestr(f"{prefix}/data.pkl", pickled)
+            for key in storages:
+                if draw(st.integers(0, 9)):   # now and then a record is missing
+                    z.writestr(f"{prefix}/data/{key}", b"\0" * 8)
+            z.writestr(f"{prefix}/version", "3\n")
+        out = buf.getvalue()
+    return draw(mutated(out)) if draw(st.integers(0, 2)) == 0 else out
+
+
+@fuzz_reader(300)
+@given(raw=torch_file())
+def test_torch_save_reader(tmp_path_factory, raw):
+    """torch.save bytes through both of the doctor's readers (the file's own, and the
+    cache scanner's fast path): never an exception for a regular file, never executed,
+    and the two agree on what a file holds."""
+    from checks.resume import state_of
+    from doctor.scanners import cachescan
+    from doctor.scanners.torchsave import TorchSaveInfo, inspect_file
+
+    path = Path(tempfile.mkdtemp(dir=tmp_path_factory.getbasetemp())) / "x.pt"
+    path.write_bytes(raw)
+    with bounded("torch.save"):
+        info = inspect_file(path)
+        assert info is None or isinstance(info, TorchSaveInfo), info
+        if info is not None:
+            state_of(info)
+            assert info.storages >= 0 and isinstance(info.devices, list)
+        fast = cachescan.inspect_path(str(path), 64 << 20, {})
+    if isinstance(fast, TorchSaveInfo) and info is not None:
+        assert (fast.locations, fast.unsafe_globals) == (info.locations, info.unsafe_globals), \
+            f"[readers disagree] {fast} vs {info}"
+    shutil.rmtree(path.parent)
+
+
+# -- the report reader: a real report, then damaged the ways a file on disk is
+_REPORTS: list = []
+
+
+def _real_report(base: Path) -> dict:
+    """One report of a real run with findings, facts and odd text (made once)."""
+    if not _REPORTS:
+        repo = Repo(base)
+        try:
+            repo.write("job→é.sbatch", b"#!/bin/bash\r\n#SBATCH -N 1\r\nexport "
+                                       b"NCCL_ASYNC_ERROR_HANDLING=1\r\nsrun python t.py\r\n")
+            repo.write("c.yaml", b"num_workers: 0\npersistent_workers: true\n")
+            out = repo.outdir / "r.json"
+            run_inprocess(["run", "--static", "--repo", str(repo.path), "--config",
+                           str(repo.path / "c.yaml"), "--json", str(out)], repo.top, {})
+            _REPORTS.append(json.loads(out.read_text("utf-8")))
+        finally:
+            repo.close()
+    return json.loads(json.dumps(_REPORTS[0]))
+
+
+JSON_VALUE = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(), TEXT,
+              st.sampled_from(NASTY)),
+    lambda kids: st.one_of(st.lists(kids, max_size=3),
+                           st.dictionaries(st.one_of(TEXT, st.sampled_from(
+                               ["id", "status", "findings", "message", "severity", "data",
+                                "location", "reason", "path", "line", "fix", "facts",
+                                "summary", "nodes", "results", "schema_version"])),
+                                           kids, max_size=3)), max_leaves=8)
+
+
+def _slots(doc, out: list, depth: int = 0) -> list:
+    """(container, key) of every value in the document, for a mutation to pick."""
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) \
+        if isinstance(doc, list) else ()
+    for key, value in items:
+        out.append((doc, key))
+        if depth < 8:
+            _slots(value, out, depth + 1)
+    return out
+
+
+@st.composite
+def report_file(draw, base: Path) -> tuple:
+    """(the file's bytes, the document they hold if they are whole JSON, else None)."""
+    doc = _real_report(base)
+    for _ in range(draw(st.integers(0, 4))):
+        slots = _slots(doc, [])
+        if not slots:
+            break
+        container, key = draw(st.sampled_from(slots))
+        how = draw(st.integers(0, 2))
+        if how == 0:
+            container[key] = draw(JSON_VALUE)
+        elif how == 1 and isinstance(container, dict):
+            del container[key]
+        else:   # the same value, deep inside lists
+            for _ in range(draw(st.sampled_from([1, 2, 50, 900]))):
+                container[key] = [container[key]]
+    text = json.dumps(doc, ensure_ascii=draw(st.booleans()),
+                      indent=draw(st.sampled_from([None, 2])))
+    how = draw(st.integers(0, 5))
+    if how == 1:   # in a job log, as `doctor sbatch --force` appends it
+        from doctor.submit import BLOCK_BEGIN, BLOCK_END
+        lines = [BLOCK_BEGIN] + ["# " + ln for ln in json.dumps(doc, indent=2).split("\n")] \
+            + [BLOCK_END]
+        if draw(st.booleans()):
+            del lines[draw(st.integers(0, len(lines) - 1))]
+            doc = None
+        text = draw(TEXT).replace("\r", "") + "\n" + "\n".join(lines) + "\n" + draw(TEXT)
+    elif how == 2:   # nested
+        depth = draw(st.sampled_from([10, 500, 5000]))
+        text = '{"schema_version": 1, "results": ' + "[" * depth + "]" * depth + "}"
+        doc = None
+    raw = text.encode("utf-8", "surrogatepass")
+    return (draw(mutated(raw)), None) if how == 3 else (raw, doc)
+
+
+@fuzz_reader(150)
+@given(data=st.data(), fmt=st.sampled_from(FORMATS))
+def test_report_reader(tmp_path_factory, data, fmt):
+    """Saved reports, damaged, through `doctor show` (every format) and `doctor diff`:
+    exit 0 or 2 (1 for a diff with a new failure), never exit 3; one line for exit 2;
+    no raw control character from the file on the terminal."""
+    base = tmp_path_factory.getbasetemp()
+    top = Path(tempfile.mkdtemp(dir=base))
+    old, new = top / "old.json", top / "new.json"
+    (raw_old, doc_old), (raw_new, doc_new) = data.draw(report_file(base)), \
+        data.draw(report_file(base))
+    old.write_bytes(raw_old)
+    new.write_bytes(raw_new)
+    valid = [d is not None and VALIDATOR.is_valid(d) for d in (doc_old, doc_new)]
+    for argv, whole in ((["show", str(new), "--format", fmt], valid[1]),
+                        (["diff", str(old), str(new), "--format", fmt if fmt in (
+                            "table", "json", "markdown") else "table"], all(valid))):
+        with bounded("report"):
+            code, out, err = run_inprocess(argv, top, {})
+        assert_read(argv, code, out, err, whole)
+    shutil.rmtree(top)
+
+
+def _found(doc: dict, result: dict) -> dict:
+    doc["results"][0] = result
+    return doc
+
+
+@pytest.mark.parametrize("damage", ["no findings", "status list", "nested"])
+def test_report_reader_found_cases(tmp_path_factory, damage):
+    """What test_report_reader found: a failed result without `findings` (KeyError in
+    every format), a status that is a list (unhashable), JSON 5,000 deep (RecursionError)."""
+    base = tmp_path_factory.getbasetemp()
+    doc = _real_report(base)
+    first = dict(doc["results"][0])
+    if damage == "no findings":
+        first.pop("findings")
+        first["status"] = "fail"
+        text = json.dumps(_found(doc, first))
+    elif damage == "status list":
+        first["status"] = ["fail"]
+        text = json.dumps(_found(doc, first))
+    else:
+        text = '{"schema_version": 1, "results": ' + "[" * 5000 + "]" * 5000 + "}"
+    top = Path(tempfile.mkdtemp(dir=base))
+    (top / "r.json").write_text(text)
+    codes = {}
+    for fmt in FORMATS:
+        argv = ["show", str(top / "r.json"), "--format", fmt]
+        codes[fmt], out, err = run_inprocess(argv, top, {})
+        assert_read(argv, codes[fmt], out, err, False)
+    assert codes["table"] == 2, codes   # (json copies what it does not read: exit 0)
+    shutil.rmtree(top)
+
+
+def assert_read(argv: list, code: object, out: str, err: str, whole: bool) -> None:
+    """`whole`: the files are reports that fit docs/report-schema.json, which always
+    read (exit 2 is only for what does not fit)."""
+    what = f"argv={argv!r}\nexit {code}\nstderr={err!r}\nstdout[:2000]={out[:2000]!r}"
+    assert code in ((0, 2) if argv[0] == "show" else (0, 1, 2)), f"[exit code]\n{what}"
+    assert not (whole and code == 2), f"[a report that fits the schema refused]\n{what}"
+    assert "Traceback" not in err and "internal error" not in err, f"[internal error]\n{what}"
+    if code == 2:
+        assert err.startswith("doctor: error: ") and err.count("\n") == 1, \
+            f"[exit 2 is not one line]\n{what}"
+    for name, text in (("stdout", out), ("stderr", err)):
+        bad = RAW_CONTROL.search(text)
+        assert bad is None, f"[control character] raw {bad.group()!r} in {name}\n{what}"

@@ -78,6 +78,15 @@ def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
             None, None, f"{node.value!r} is not a valid date ({exc})", node.start_mark) from None
 
 
+def _construct_int(loader: Any, node: yaml.ScalarNode) -> Any:
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_int(loader, node)
+    except ValueError:  # past Python's 4,300 digits (int_max_str_digits): a bare ValueError
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {len(node.value):,} characters is too long to read",
+            node.start_mark) from None
+
+
 def _construct_mapping(loader: Any, node: yaml.MappingNode) -> LineDict:
     explicit = {id(k) for k, _ in node.value}  # keys written here, not merged in by <<
     loader.flatten_mapping(node)
@@ -114,6 +123,7 @@ class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[mi
 for _cls in (_PyLoader, _Loader):
     _cls.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
     _cls.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+    _cls.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _check_expansion(node: yaml.Node, path: Path) -> None:
