@@ -203,3 +203,12 @@ def test_a_directory_as_job_script_or_config_is_exit_2_saying_so(tmp_path, argv)
     assert proc.stderr.startswith("doctor: error: ") and proc.stderr.count("\n") == 1, \
         proc.stderr
     assert "slurm is a directory, not a" in proc.stderr, proc.stderr
+
+
+def test_a_fifo_as_job_script_is_exit_2_and_never_blocks(tmp_path):
+    """`doctor sbatch FIFO` said "job script not found" of a file that is there."""
+    repo = _failing_repo(tmp_path, "job.sbatch")
+    os.mkfifo(repo / "job.fifo")
+    proc = run_doctor("sbatch", "job.fifo", cwd=repo, timeout=60)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stderr == "doctor: error: job.fifo: not a regular file, not a sbatch script\n"
