@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -14,9 +15,9 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.launchers import CONTAINER_VALUE
-from doctor.job.pylookup import LOOKUP_CHILD
+from doctor.job.pylookup import lookup
 from doctor.job.sources import python_sources, tree_of
-from doctor.proc import run_cmd
+from doctor.pychild import inside
 
 # import name → pip name, where they differ
 PIP_NAMES = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
@@ -35,12 +36,17 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
     are not the repo's own, not in `sys.stdlib_module_names` and not inside a
     `try` that catches `ImportError`. Each top-level name is looked up, never
     imported, in the job's Python: `singularity|apptainer exec [binds] IMAGE
-    python -I -S` for a container step when the runtime is on this node's PATH;
-    else `<env>/bin/python` of the venv (`source X/bin/activate`) or conda env
-    (`conda activate /path`) the job script activates; else this machine's
-    Python only when the job's `python` is this very interpreter. A container
-    step with no runtime here, an env named by a variable, or another Python,
-    is skipped and the reason said. Function-level imports are not read.
+    python -I -S` for a container step when the runtime is on this node's PATH
+    (without the step's `--env`, `--env-file`, `--fusemount`, or a bind that
+    puts a repo file elsewhere in the image); else the site-packages of the venv
+    (`source X/bin/activate`) or conda env (`conda activate /path`) the job
+    script activates, read by this machine's Python (the env's own `bin/python`
+    is never run: it may be a file of the repo); else this machine's Python only
+    when the job's `python` is this very interpreter. The job's variables
+    (PYTHONPATH, the user site) reach the lookup as data, not as its environment.
+    A container step with no runtime here or whose image is a file of the repo,
+    an env named by a variable, or another Python, is skipped and the reason
+    said. Function-level imports are not read.
 
     ## Why it matters
     Containers such as LUMI's CSC PyTorch image lack packages a laptop has
@@ -67,14 +73,14 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
         if not imports:
             continue
         python, kind, where = _job_python(job, step, scripts, cwd)
-        env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
-        env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
-        if kind == "container" and "PYTHONPATH" in env:   # survives --cleanenv too
-            env["SINGULARITYENV_PYTHONPATH"] = env["APPTAINERENV_PYTHONPATH"] = env["PYTHONPATH"]
+        job_env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
         names = sorted(imports)
-        res = run_cmd([*python, "-I", "-S", "-c", LOOKUP_CHILD, str(entry.parent),
-                       json.dumps(names)], timeout=45, env=env,
-                      cwd=str(cwd) if fs.is_dir(cwd) else None)
+        # an env the job activates is read by this Python, never run: its bin/python may
+        # be a file of the repo (a script, or a link that reads the repo's pyvenv.cfg)
+        prefix = Path(python[0]).parent.parent if kind == "env" else None
+        res = lookup([sys.executable] if prefix else python, entry.parent, names, job_env,
+                     job.login_env, cwd if fs.is_dir(cwd) else None, timeout=45,
+                     prefix=prefix)
         if res.returncode != 0 or not res.stdout.strip():
             raise RuntimeError(f"module lookup in {where} failed: {res.stderr.strip()[-400:]}")
         found = json.loads(res.stdout.strip().splitlines()[-1])["found"]
@@ -250,7 +256,11 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
         if i >= len(argv) or not resolvable(argv[i]):
             raise Skip(f"the image of {where} is named by a variable the doctor cannot "
                        "resolve")
-        return [tool, "exec", *argv[2:i + 1], prog], "container", where
+        if "://" not in argv[i] and _in_repo(job, cwd, argv[i]):
+            raise Skip(f"the image of {where} ({argv[i]}) is a file of the repository, and "
+                       "the doctor runs nothing of the repository")
+        return ([tool, "exec", *_runtime_options(job, argv[2:i], cwd), argv[i], prog],
+                "container", where)
     env_dir = _activated(job, scripts, cwd)
     if env_dir is not None:
         python = env_dir / "bin" / "python"
@@ -297,3 +307,46 @@ def _activated(job: Job, scripts: list, cwd: Path) -> Optional[Path]:
                            "named by a variable the doctor cannot resolve")
             env_dir = Path(target) if os.path.isabs(target) else cwd / target
     return env_dir
+
+
+# Options of the job's container step that the lookup leaves out: they would hand the
+# child variables (`--env LD_PRELOAD=...`, --env-file) or run a program (--fusemount).
+# The job's variables reach the lookup as data (doctor/job/pylookup.py).
+DROPPED_OPTIONS = {"--env", "--env-file", "--fusemount"}
+PATH_OPTIONS = {"--overlay", "-o", "--home", "-H", "--mount", "--apply-cgroups"}
+
+
+def _runtime_options(job: Job, opts: list, cwd: Path) -> list:
+    """The container step's options for the lookup: not DROPPED_OPTIONS, and none that
+    puts a file of the repository in the container elsewhere than at its own path (a
+    library bound over the image's, an overlay): the image's Python runs as it is."""
+    out: list = []
+    i = 0
+    while i < len(opts):
+        key, eq, value = opts[i].partition("=")
+        n = 2 if key in CONTAINER_VALUE and not eq else 1
+        if n == 2:
+            value = opts[i + 1] if i + 1 < len(opts) else ""
+        given, i = opts[i:i + n], i + n
+        if key in DROPPED_OPTIONS:
+            continue
+        if key in ("-B", "--bind"):
+            kept = [b for b in value.split(",") if b and not _moves_repo_file(job, b, cwd)]
+            out += [key, ",".join(kept)] if kept else []
+        elif key not in PATH_OPTIONS or not any(_in_repo(job, cwd, piece) for piece
+                                                in re.split(r"[:,=]", value) if piece):
+            out += given
+    return out
+
+
+def _in_repo(job: Job, cwd: Path, path: str) -> bool:
+    return inside(path if os.path.isabs(path) else str(cwd / path), job.repo)
+
+
+def _moves_repo_file(job: Job, bind: str, cwd: Path) -> bool:
+    """A bind `src[:dst[:opts]]` whose source is in the repo and its destination not that
+    same path."""
+    src, _, rest = bind.partition(":")
+    dst = rest.partition(":")[0] or src
+    full = src if os.path.isabs(src) else str(cwd / src)
+    return _in_repo(job, cwd, src) and os.path.normpath(dst) != os.path.normpath(full)

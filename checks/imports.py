@@ -14,10 +14,9 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import resolvable, scripts_or_none, workdir
-from doctor.job.pylookup import LOOKUP_CHILD as _CHILD
+from doctor.job.pylookup import lookup
 from doctor.job.shell import command_argv
 from doctor.job.sources import trees_mentioning
-from doctor.proc import run_cmd
 
 
 # ---- package-not-importable ---------------------------------------------
@@ -73,11 +72,12 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     The doctor finds every package of the repo (directories with `__init__.py`
     under `src/` or the root, or `[tool.setuptools] package-dir`) and every
     module the repo's code imports from them, then looks each one up in a
-    child process that has the job's effective environment (login environment
-    + the script's exports, including scripts it runs inside a container) and
-    the job's `sys.path[0]` (the launched script's directory, or the working
-    directory for `python -m`). The child is isolated (`python -I -S`) and only
-    looks files up (`PathFinder` on the path the job's Python would build:
+    child process given, as data, the job's effective environment (login
+    environment + the script's exports, including scripts it runs inside a
+    container) and the job's `sys.path[0]` (the launched script's directory, or
+    the working directory for `python -m`). The child is isolated (`python -I
+    -S`; none of the job's variables in its environment, not its LD_PRELOAD)
+    and only looks files up (`PathFinder` on the path the job's Python would build:
     PYTHONPATH, the stdlib, the site directories and their `.pth` path lines):
     nothing of the repo runs, not even a `sitecustomize.py` on PYTHONPATH or a
     package's `__init__.py`.
@@ -113,10 +113,9 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         cwd, cwd_from = workdir(job, script, scripts)
         entry = _entry_dir(job.step(script), cwd)
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
-        child_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
-        child_env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
-        res = run_cmd([sys.executable, "-I", "-S", "-c", _CHILD, str(entry), json.dumps(names)],
-                      timeout=30, env=child_env, cwd=str(cwd) if fs.is_dir(cwd) else None)
+        job_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
+        res = lookup([sys.executable], entry, names, job_env, job.login_env,
+                     cwd if fs.is_dir(cwd) else None, timeout=30)
         if res.returncode != 0:
             raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
         out = json.loads(res.stdout.strip().splitlines()[-1])

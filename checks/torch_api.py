@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
@@ -12,7 +11,8 @@ from doctor import Finding, Location, Skip, check, edits
 from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
-from doctor.proc import NO_CWD_IMPORTS, run_cmd
+from doctor.proc import run_cmd
+from doctor.pychild import child_env, python_argv
 
 # ---- the shipped table -----------------------------------------------------------------
 # Read from the Python sources of the PyPI wheels 1.12.1, 1.13.1, 2.0.1, 2.1.2, 2.2.2,
@@ -99,7 +99,7 @@ def table_api(release: tuple) -> Optional[dict]:
 
 
 # ---- the installed torch, read in a child process ---------------------------------------
-CHILD = NO_CWD_IMPORTS + r"""
+CHILD = r"""
 import importlib, inspect, json, sys, warnings
 warnings.simplefilter("ignore")
 want = json.loads(sys.argv[1])
@@ -135,12 +135,14 @@ print("\n@@API@@" + json.dumps(out))
 """
 
 
-def installed_api(device_types: list) -> dict:
+def installed_api(job: Job, device_types: list) -> dict:
     """The installed torch's API for the covered functions (inspect.signature), its names,
-    and which of `device_types` torch.autocast rejects; in a child process with a
-    deadline. {"error": why} when torch cannot be imported in time."""
+    and which of `device_types` torch.autocast rejects; in an isolated child process
+    (doctor/pychild.py) with a deadline. {"error": why} when torch cannot be imported
+    in time."""
     want = {"functions": CANONICAL, "names": list(NAMES), "device_types": device_types}
-    res = run_cmd([sys.executable, "-c", CHILD, json.dumps(want)], timeout=INSTALLED_TIMEOUT_S)
+    res = run_cmd(python_argv(CHILD, job.repo) + [json.dumps(want)],
+                  timeout=INSTALLED_TIMEOUT_S, env=child_env(job.login_env), cwd="/")
     marker = "@@API@@"
     if marker in res.stdout:
         return json.loads(res.stdout.rsplit(marker, 1)[1])
@@ -336,7 +338,7 @@ def torch_api_mismatch(job: Job) -> Iterator[Finding]:
 def _api_for(job: Job, release: tuple, uses: list) -> Optional[dict]:
     installed = job.fact("torch_installed")   # package metadata: no import
     if not job.static and installed and parse_version(installed) == release:
-        api = installed_api(sorted({u.device[0] for u in uses if u.device}))
+        api = installed_api(job, sorted({u.device[0] for u in uses if u.device}))
         if "error" not in api:
             return dict(api, source="installed",
                         where=f"signature read from the installed torch {api['version']} "

@@ -20,10 +20,10 @@ from typing import IO, Iterator, Optional
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-# First line of every `python -c` child that imports torch: `-c` puts the current
-# directory first on sys.path, so a repo's json.py would run when the doctor is started
-# from the repo root. (-I would also drop PYTHONPATH and the user site, where the
-# job's torch may legitimately live.)
+# First line of a `python -c` child that runs the doctor's own code (the cache scan's
+# workers): `-c` puts the current directory first on sys.path, so a repo's json.py would
+# run when the doctor is started from the repo root. The children that import torch or
+# look modules up are isolated further (doctor/pychild.py).
 NO_CWD_IMPORTS = "import sys; del sys.path[0]\n"
 
 

@@ -40,31 +40,37 @@ def test_torch_build_in_a_child_never_in_the_doctor(tmp_path):
     assert build["available"] is False and build["device_count"] == 0 and build["devices"] == []
 
 
-def test_torch_probe_uses_the_jobs_pythonpath(tmp_path):
-    """The job script's PYTHONPATH decides which torch the job (and the probe) imports."""
+def test_torch_probe_reads_a_torch_on_the_jobs_pythonpath_and_never_imports_it(tmp_path):
+    """A torch that the job script's PYTHONPATH puts first is the job's business: the
+    probe imports the installed torch in an isolated child, and reports the other one
+    as read from its files (its import would run whatever it holds)."""
     shadow = tmp_path / "pylibs" / "torch"
     shadow.mkdir(parents=True)
+    marker = tmp_path / "imported"
     (shadow / "__init__.py").write_text(
-        "__version__ = '2.5.1+rocm6.2.4'\n"
-        "class version:\n    cuda = None\n    hip = '6.2.41134'\n"
-        "class cuda:\n    @staticmethod\n    def is_available():\n        return False\n")
+        f"open({str(marker)!r}, 'w').close()\n__version__ = '2.5.1+rocm6.2.4'\n"
+        "class version:\n    cuda = None\n    hip = '6.2.41134'\n")
     (tmp_path / "job.sbatch").write_text(SBATCH_2N.format(
         body=f'export PYTHONPATH="{tmp_path / "pylibs"}:${{PYTHONPATH:-}}"'))
     job = Job(tmp_path, sbatch=[tmp_path / "job.sbatch"], env={"PATH": os.environ["PATH"]})
     build = job.fact("torch_build")
-    assert (build["version"], build["hip"], build["available"]) == \
-        ("2.5.1+rocm6.2.4", "6.2.41134", False)
+    assert not marker.exists()
+    assert build["version"] == metadata.version("torch") and build["hip"] is None
+    assert build["shadowed_by"] == {"path": "pylibs", "version": "2.5.1+rocm6.2.4",
+                                    "set_at": "job.sbatch:5"}
 
 
 def test_torch_probe_deadline_kills_a_hung_import(tmp_path, monkeypatch):
     """A torch import that hangs (a wedged driver, a dead NFS) is killed at the deadline."""
-    shadow = tmp_path / "pylibs" / "torch"
+    shadow = tmp_path / "pylibs" / "torch"   # on the doctor's own path: the child's too
     shadow.mkdir(parents=True)
     pidfile = tmp_path / "pid"
     (shadow / "__init__.py").write_text(
         f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(600)\n")
     monkeypatch.setattr(gpu, "TORCH_TIMEOUT_S", 2.0)
-    job = Job(tmp_path, env={"PATH": os.environ["PATH"], "PYTHONPATH": str(tmp_path / "pylibs")})
+    monkeypatch.syspath_prepend(str(tmp_path / "pylibs"))
+    (tmp_path / "repo").mkdir()
+    job = Job(tmp_path / "repo", env={"PATH": os.environ["PATH"]})
     start = time.monotonic()
     build = job.fact("torch_build")
     assert time.monotonic() - start < 10

@@ -1,23 +1,36 @@
 """Finding modules in the job's Python without importing anything.
 
-`LOOKUP_CHILD` runs as `PYTHON -I -S -c LOOKUP_CHILD ENTRY_DIR JSON_NAMES`, with PYTHON
-this machine's interpreter, a venv's, or a container's; it prints one JSON line:
+`lookup` runs `PYTHON -I -S -c LOOKUP_CHILD ENTRY_DIR JSON_NAMES JSON_ENV PREFIX`, with
+PYTHON this machine's interpreter or a container's; it prints one JSON line:
 `{"sys_path": [...], "found": {name: {"origin", "missing", "locations"}}}`.
 """
 from __future__ import annotations
 
-# Runs in a child with the job's environment, isolated (`-I -S`: no site, no user site,
-# no PYTHON* variables, nothing from the working directory on sys.path), so that nothing
-# of the repo runs: not a `json.py` shadowing the stdlib, not a `sitecustomize.py` on the
-# job's PYTHONPATH, not a package's `__init__.py`. It rebuilds the path the job's Python
-# would have (sys.path[0], PYTHONPATH, the stdlib, the site directories with the path
-# lines of their .pth files and setuptools' editable-install MAPPING, read as data), then
-# finds each module with PathFinder on explicit paths: a dotted name walks the package
-# directories itself instead of importing the parents as importlib.util.find_spec would.
+import json
+from pathlib import Path
+from typing import Mapping, Optional
+
+from doctor.proc import CmdResult, run_cmd
+from doctor.pychild import child_env
+
+# Runs in a child, isolated (`-I -S`: no site, no user site, no PYTHON* variables,
+# nothing from the working directory on sys.path), so that nothing of the repo runs:
+# not a `json.py` shadowing the stdlib, not a `sitecustomize.py` on the job's PYTHONPATH,
+# not a package's `__init__.py`. The job's variables come as data (JSON_ENV), never as
+# the child's environment: an exported LD_PRELOAD would load a library into it. It
+# rebuilds the path the job's Python would have (sys.path[0], PYTHONPATH, the stdlib,
+# the site directories with the path lines of their .pth files and setuptools'
+# editable-install MAPPING, read as data), then finds each module with PathFinder on
+# explicit paths: a dotted name walks the package directories itself instead of
+# importing the parents as importlib.util.find_spec would. PREFIX: a venv or conda env
+# that the job activates, whose site directories are read from this interpreter
+# instead of running the env's own (which may be the repository's, or no Python at all).
 LOOKUP_CHILD = r"""
 import ast, importlib.machinery as m, json, os, site, sys
-entry, names = sys.argv[1], json.loads(sys.argv[2])
-env = os.environ
+entry, names, env = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+data_prefix = sys.argv[4]
+os.environ.clear()
+os.environ.update(env)   # as data: site's user directory reads HOME and PYTHONUSERBASE
 path = [] if env.get("PYTHONSAFEPATH") else [entry]
 path += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
 path += sys.path
@@ -51,25 +64,56 @@ def add_site(d):
                 if os.path.isdir(p) and p not in path:
                     path.append(p)
 
-# under -S, Python < 3.12 leaves sys.prefix at the base: find the venv as site.venv() does
-prefix = sys.prefix
-if prefix == sys.base_prefix:
-    exe_dir = os.path.dirname(os.path.abspath(sys.executable))
-    for d in (exe_dir, os.path.dirname(exe_dir)):
-        if os.path.isfile(os.path.join(d, "pyvenv.cfg")):
-            prefix = os.path.dirname(exe_dir)
-            break
-venv = prefix != sys.base_prefix
-system_site = True
-if venv:
+def venv_cfg(prefix):
     try:
-        cfg = open(os.path.join(prefix, "pyvenv.cfg")).read().lower().replace(" ", "")
-        system_site = "include-system-site-packages=true" in cfg
+        lines = open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8").read().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return {k.strip().lower(): v.strip() for k, _, v in (x.partition("=") for x in lines)}
+
+def x_y(text):
+    parts = text.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 and all(p.isdigit() for p in parts[:2]) else None
+
+ours = "%d.%d" % sys.version_info[:2]
+version, base = ours, sys.base_prefix
+if data_prefix:   # read as data: the env's own Python is not run
+    prefix = data_prefix
+    cfg = venv_cfg(prefix)
+    venv = cfg is not None
+    if venv and cfg.get("home"):
+        base = os.path.dirname(cfg["home"])
+    stated = x_y(cfg.get("version") or cfg.get("version_info") or "") if venv else None
+    try:
+        found = [x_y(d[6:]) for d in os.listdir(os.path.join(prefix, "lib"))
+                 if d.startswith("python") and x_y(d[6:])]
     except OSError:
-        pass
+        found = []
+    found.sort(key=lambda v: tuple(int(p) for p in v.split(".")))
+    version = stated or (ours if ours in found or not found else found[-1])
+else:
+    # under -S, Python < 3.12 leaves sys.prefix at the base: find the venv as site.venv() does
+    prefix = sys.prefix
+    if prefix == sys.base_prefix:
+        exe_dir = os.path.dirname(os.path.abspath(sys.executable))
+        for d in (exe_dir, os.path.dirname(exe_dir)):
+            if os.path.isfile(os.path.join(d, "pyvenv.cfg")):
+                prefix = os.path.dirname(exe_dir)
+                break
+    venv = prefix != sys.base_prefix
+    cfg = venv_cfg(prefix) if venv else None
+system_site = cfg is None or cfg.get("include-system-site-packages", "").lower() == "true"
+
+def site_dirs(prefixes):
+    if version == ours:
+        return site.getsitepackages(prefixes)
+    return [os.path.join(p, lib, "python" + version, "site-packages")
+            for p in prefixes for lib in dict.fromkeys([sys.platlibdir, "lib"])]
+
 if not env.get("PYTHONNOUSERSITE") and system_site:
-    add_site(site.getusersitepackages())
-for d in site.getsitepackages([prefix] + ([sys.base_prefix] if venv and system_site else [])):
+    add_site(site.getusersitepackages() if version == ours else
+             os.path.join(site.getuserbase(), "lib", "python" + version, "site-packages"))
+for d in site_dirs([prefix] + ([base] if venv and system_site else [])):
     add_site(d)
 
 def top_spec(name):
@@ -107,3 +151,19 @@ for name in names:
 print(json.dumps(out))
 """
 
+
+
+# The job's variables the child reads (as data): its path and its user site.
+READ_VARS = ("PYTHONPATH", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "HOME")
+
+
+def lookup(python: list, entry: Path, names: list, job_env: Mapping[str, str],
+           login_env: Mapping[str, str], cwd: Optional[Path], timeout: float,
+           prefix: Optional[Path] = None) -> CmdResult:
+    """Look `names` up as the job's Python would find them (LOOKUP_CHILD), in `python`
+    (this interpreter, or a container's), from `cwd`; `job_env`: the job's variables,
+    handed over as data; the child runs in the doctor's own environment (child_env)."""
+    data = {k: job_env[k] for k in READ_VARS if k in job_env}
+    return run_cmd([*python, "-I", "-S", "-c", LOOKUP_CHILD, str(entry), json.dumps(names),
+                    json.dumps(data), str(prefix or "")], timeout=timeout,
+                   env=child_env(login_env), cwd=str(cwd) if cwd is not None else None)

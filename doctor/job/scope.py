@@ -34,7 +34,7 @@ from typing import Any, Iterable, Optional
 
 from doctor import fs
 from doctor.errors import InputError
-from doctor.scanners.git import LS_FILES_OTHERS, run_git, start_early
+from doctor.scanners.git import LS_FILES_OTHERS, GitError, run_git, start_early
 
 # a change to one of these makes the run full (the settings, the package's layout, what
 # hides files from git: any .gitignore), as does one to the settings file the run reads
@@ -68,7 +68,10 @@ class Scope:
 
 
 def _git(repo: Path, *args: str) -> str:
-    res = run_git(str(repo), *args, timeout=60)
+    try:
+        res = run_git(str(repo), *args, timeout=60)
+    except GitError as exc:   # a filter git cannot be told to leave alone (git.filters_off)
+        raise InputError(f"--changed-since: {exc}") from None
     if res.returncode != 0:
         said = (res.stderr.strip().splitlines() or ["git failed"])[-1]
         raise InputError(f"git {args[0]}: {said.removeprefix('fatal: ')}")
@@ -101,14 +104,18 @@ def begin_changed_since(repo: Path, rev: str) -> tuple:
     that git walks while the doctor imports (git.start_early); `drop` kills and reaps
     them if the run ends without asking."""
     base = merge_base(repo, rev)
-    drops = [start_early(str(repo), *_diff(base)), start_early(str(repo), *LS_FILES_OTHERS)]
+    try:
+        drops = [start_early(str(repo), *_diff(base)), start_early(str(repo), *LS_FILES_OTHERS)]
+    except GitError as exc:   # (as in _git)
+        raise InputError(f"--changed-since: {exc}") from None
     return base, lambda: [drop() for drop in drops]
 
 
 def changed_since(repo: Path, rev: str, base: Optional[str] = None) -> Scope:
     """The files changed since the merge base of REV and HEAD (`base`, when
     begin_changed_since found it and began the walks): its commits, the index and the
-    work tree (tracked files), plus untracked files that are not ignored."""
+    work tree (tracked files), plus untracked files that are not ignored. git compares
+    the work tree with no filter driver, submodule or diff driver (git.git_argv)."""
     drop = None
     if base is None:   # both walk the work tree (a stat per file, a readdir per directory)
         base, drop = begin_changed_since(repo, rev)

@@ -2,27 +2,32 @@
 
 The doctor's own process never imports torch and never initialises CUDA/HIP:
 `torch_build` runs `python -c` in a child with a deadline (run_cmd kills its
-process group on timeout), with the job's environment, so that the visibility
-variables and PYTHONPATH the job sets are the ones torch sees.
+process group on timeout), isolated (doctor/pychild.py): it sees the GPUs the job
+script selects, and nothing else of what the script exports. A torch that the job's
+PYTHONPATH would put before the installed one is read, never imported
+(`shadowed_by`): the probe reports the installed torch.
 """
 from __future__ import annotations
 
+import ast
 import glob
 import json
 import os
 import shutil
-import sys
+from pathlib import Path
 from typing import Optional
 
+from doctor import fs
 from doctor.probes import probe
-from doctor.proc import NO_CWD_IMPORTS, run_cmd
+from doctor.proc import run_cmd
+from doctor.pychild import child_env, python_argv
 
 TORCH_TIMEOUT_S = 90.0  # importing torch from a network filesystem can take a while
 SMI_TIMEOUT_S = 15.0
 MARK = "@@doctor-torch-build@@"
 
 # Runs in the child. Prints one marked JSON line; torch may print warnings around it.
-TORCH_PROBE = NO_CWD_IMPORTS + r"""
+TORCH_PROBE = r"""
 import json, sys
 out = {"version": None, "cuda": None, "hip": None, "available": False,
        "device_count": 0, "devices": [], "error": None}
@@ -43,30 +48,73 @@ print("MARK" + json.dumps(out), flush=True)
 """.replace("MARK", MARK)
 
 
-def probe_env(job) -> dict:
-    """The environment the job's Python would see: login env + the script's resolved exports."""
-    env = dict(job.login_env)
+def _exports(job) -> dict:
+    """The first job script's own resolved exports (inside a job: none, the login
+    environment is the job's)."""
     script = job.scripts[0] if getattr(job, "scripts", None) else None
-    if script is not None and not job.in_job:
-        for name, v in job.job_env(script).items():
-            if v.source == "sbatch" and v.resolved and not v.parts:
-                env[name] = v.value
-    env.setdefault("PATH", os.environ.get("PATH", "/usr/bin:/bin"))
-    return env
+    if script is None or job.in_job:
+        return {}
+    return {name: v for name, v in job.job_env(script).items()
+            if v.source == "sbatch" and v.resolved and not v.parts}
+
+
+def probe_env(job) -> dict:
+    """The torch child's environment: the doctor's own, with the GPUs the job selects."""
+    return child_env(job.login_env, {k: v.value for k, v in _exports(job).items()})
 
 
 @probe("torch_build")
 def torch_build(job) -> dict:
-    """{version, cuda, hip, available, device_count, devices: [{name, memory_bytes}], error}."""
-    res = run_cmd([sys.executable, "-c", TORCH_PROBE], timeout=TORCH_TIMEOUT_S,
-                  env=probe_env(job))
-    for line in reversed(res.stdout.splitlines()):
-        if line.startswith(MARK):
-            return json.loads(line[len(MARK):])
-    why = (f"timed out after {TORCH_TIMEOUT_S:g}s" if res.timed_out
-           else f"exit code {res.returncode}: {res.stderr.strip()[-300:]}")
-    return {"version": None, "cuda": None, "hip": None, "available": False,
-            "device_count": 0, "devices": [], "error": f"torch probe failed ({why})"}
+    """{version, cuda, hip, available, device_count, devices: [{name, memory_bytes}], error},
+    and `shadowed_by` when the job's PYTHONPATH puts another torch first."""
+    res = run_cmd(python_argv(TORCH_PROBE, job.repo), timeout=TORCH_TIMEOUT_S,
+                  env=probe_env(job), cwd="/")
+    build = next((json.loads(line[len(MARK):]) for line in reversed(res.stdout.splitlines())
+                  if line.startswith(MARK)), None)
+    if build is None:
+        why = (f"timed out after {TORCH_TIMEOUT_S:g}s" if res.timed_out
+               else f"exit code {res.returncode}: {res.stderr.strip()[-300:]}")
+        build = {"version": None, "cuda": None, "hip": None, "available": False,
+                 "device_count": 0, "devices": [], "error": f"torch probe failed ({why})"}
+    shadow = shadowing_torch(job)
+    return dict(build, shadowed_by=shadow) if shadow else build
+
+
+def shadowing_torch(job) -> Optional[dict]:
+    """The torch package that the job script's exported PYTHONPATH puts before the
+    installed one: {path, version (read from its version.py or __init__.py, None when
+    neither states one), set_at}. Read, never imported; None when there is none."""
+    pp = _exports(job).get("PYTHONPATH")
+    if pp is None:
+        return None
+    for entry in pp.value.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        pkg = Path(entry) / "torch"
+        init = pkg / "__init__.py"
+        if not fs.is_file(init) and not fs.is_file(Path(entry) / "torch.py"):
+            continue
+        version = _stated_version(pkg / "version.py") or _stated_version(init) \
+            or _stated_version(Path(entry) / "torch.py")
+        return {"path": job.rel(entry), "version": version, "set_at": pp.where()}
+    return None
+
+
+def _stated_version(path: Path) -> Optional[str]:
+    """The string literal a module assigns to `__version__` at its top level."""
+    text = fs.read_text(path, None, 1 << 20) if fs.is_file(path) else None
+    try:
+        tree = ast.parse(text or "")
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        if any(getattr(t, "id", None) == "__version__" for t in targets) \
+                and isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+    return None
 
 
 def _access_problem(path: str) -> Optional[str]:

@@ -35,7 +35,7 @@ REPO_ENV = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAME
             "GIT_NO_REPLACE_OBJECTS", "GIT_REPLACE_REF_BASE", "GIT_PREFIX", "GIT_SHALLOW_FILE",
             "GIT_COMMON_DIR")
 ENV = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
-ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
+ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat")
 # A repository's own .git/config and hooks can make git run commands, and git's docs put
 # them outside its security boundary (gitsecurityboundary(7): "Git repository
 # configuration and hooks are not covered by this guarantee"). The doctor runs git in
@@ -44,19 +44,57 @@ ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0")
 # read-only commands below run something. Tried on git 2.39 with every setting pointing
 # at a script: core.fsmonitor runs for ls-files and check-attr (true would start a
 # daemon), log.showSignature runs gpg.program for git log on a signed commit, and no hook
-# may ever run. Filters (filter.*.clean/smudge/process) and diff drivers (diff.external,
-# textconv) run only when git hashes work-tree files or prints a patch (status, diff,
-# add, checkout, log -p), which the doctor never asks for. safe.directory is left to
-# git: a repository owned by someone else is refused, with git's message.
+# may ever run; no pager either (--no-pager, GIT_PAGER). safe.directory is left to git:
+# a repository owned by someone else is refused, with git's message.
 SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "log.showSignature=false")
+# The commands that compare work-tree files with the index or a commit (--changed-since's
+# diff, git-large-file's diff-files). Where a file's stat data cannot vouch for it (a
+# same-size change, a racily clean entry) git hashes it, and hashing runs the clean or
+# process filter that .gitattributes names: tried on 2.39, `git diff --name-only HEAD`
+# ran the repo's filter.*.clean, and, through the `git status` it runs in a submodule, the
+# submodule's own. So these run with every filter driver the configuration defines
+# switched off (filters_off), no submodule looked into, and no external diff or textconv
+# (they print no patch; these say so anyway). Without its filter a file is hashed as it
+# lies: a filtered file (git-lfs) may be listed as changed when it is not, never missed.
+COMPARES_WORKTREE = ("diff", "diff-files")
+NO_DRIVERS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
 
 
 def git_argv(repo: str, *args: str) -> list:
-    """The command line of `git args` in `repo`: the only way the doctor runs git."""
-    argv = ["git", "-C", repo]
+    """The command line of `git args` in `repo`: the only way the doctor runs git.
+    GitError when it would compare work-tree files and a filter cannot be switched off."""
+    argv = ["git", "--no-pager", "-C", repo]
     for setting in SAFE_CONFIG:
         argv += ["-c", setting]
+    if args and args[0] in COMPARES_WORKTREE:
+        return argv + filters_off(repo) + [args[0], *NO_DRIVERS, *args[1:]]
     return argv + list(args)
+
+
+def filters_off(repo: str) -> list:
+    """`-c` settings that switch off every filter driver git's configuration defines for
+    `repo` (all its scopes and includes, as `git config --get-regexp` reads them): a
+    driver whose clean, smudge and process commands are empty runs nothing, and
+    .gitattributes can only name a driver the configuration defines."""
+    res = run_cmd(git_argv(repo, "config", "-z", "--get-regexp", r"^filter\."), timeout=10,
+                  env=ENV)
+    if res.returncode not in (0, 1):   # 1: no filter.* setting at all
+        checked(res, "config")
+    names = set()
+    for entry in res.stdout.split("\0"):
+        key = entry.partition("\n")[0]   # `filter.NAME.clean\nvalue`; NAME may hold dots
+        name = key[len("filter."):].rpartition(".")[0]
+        if name:
+            names.add(name)
+    argv: list = []
+    for name in sorted(names):
+        if "=" in name:   # git's -c splits at the first "=": the setting would miss it
+            raise GitError(f"git cannot be told to switch off the filter driver {name!r} "
+                           "(its name holds '='), so the doctor does not let git compare "
+                           "work-tree files")
+        for setting in ("clean=", "smudge=", "process=", "required=false"):
+            argv += ["-c", f"filter.{name}.{setting}"]
+    return argv
 
 
 def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) -> CmdResult:

@@ -1,0 +1,279 @@
+"""Issue 27: `--no-smoke` and `--static` run no byte of the repository.
+
+Written as an attacker would: the repository plants code everywhere a child process
+of the doctor might pick it up (a sitecustomize.py and a torch/ on the PYTHONPATH its
+job script exports, PYTHONSTARTUP, an LD_PRELOAD/LD_AUDIT library, a PATH with its
+own tools, a venv whose bin/python is a shell script, git filters, hooks and an
+fsmonitor in its .git), each of which writes a marker file outside the repository when
+it runs. The real CLI runs on it; no marker may appear, and what the report says must
+still be right (the installed torch's version, the venv's packages, the changed files).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from conftest import result_of, run_json
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+PY = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def _marker_script(markers: Path, name: str, then: str = "") -> str:
+    return f"#!/bin/sh\ntouch '{markers / name}'\n{then}"
+
+
+def _exe(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    path.chmod(0o755)
+
+
+def _planted(markers: Path) -> list:
+    return sorted(p.name for p in markers.iterdir())
+
+
+# ---- Python children: the torch probe, the torch API reader, the module lookups ----------
+JOB = """\
+#!/bin/bash
+#SBATCH --gpus=1
+cd $SLURM_SUBMIT_DIR
+source venv/bin/activate
+export PYTHONPATH=$SLURM_SUBMIT_DIR/lib:$SLURM_SUBMIT_DIR/vendor
+export PYTHONSTARTUP=$SLURM_SUBMIT_DIR/lib/startup.py
+export PYTHONUSERBASE=$SLURM_SUBMIT_DIR/userbase
+export LD_PRELOAD=$SLURM_SUBMIT_DIR/lib/libcanary.so
+export LD_AUDIT=$SLURM_SUBMIT_DIR/lib/libcanary.so
+export LD_LIBRARY_PATH=$SLURM_SUBMIT_DIR/lib
+export CUDA_INJECTION64_PATH=$SLURM_SUBMIT_DIR/lib/libcanary.so
+export PATH=$SLURM_SUBMIT_DIR/bin:$PATH
+srun python train.py
+"""
+TRAIN = """\
+import numpy_fake_pkg
+import tifffile
+import torch
+from torch.utils.data import DataLoader
+from pkg import util
+loader = DataLoader([1, 2, 3], batch_size=2, not_a_keyword=1)
+"""
+
+
+def _hostile_repo(root: Path, markers: Path) -> Path:
+    """A repo whose job script exports everything that could make a child run its code."""
+    repo = root / "repo"
+    lib = repo / "lib"
+    lib.mkdir(parents=True)
+    markers.mkdir()
+    for name in ("sitecustomize", "usercustomize", "startup"):
+        (lib / f"{name}.py").write_text(f"open({str(markers / name)!r}, 'w').close()\n")
+    torch = repo / "vendor" / "torch"
+    torch.mkdir(parents=True)
+    (torch / "__init__.py").write_text(
+        f"open({str(markers / 'vendor-torch')!r}, 'w').close()\n__version__ = '0.0.1'\n")
+    (lib / "canary.c").write_text(
+        "#include <stdio.h>\n__attribute__((constructor)) static void canary(void) {\n"
+        f'  FILE *f = fopen("{markers / "ld-library"}", "w"); if (f) fclose(f);\n}}\n')
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib / "libcanary.so"),
+                    str(lib / "canary.c")], check=True)
+    user_site = repo / "userbase" / "lib" / PY / "site-packages"
+    user_site.mkdir(parents=True)
+    (user_site / "usercustomize.py").write_text(
+        f"open({str(markers / 'userbase')!r}, 'w').close()\n")
+    # the venv the job activates: its python is a shell script, its packages are data
+    _exe(repo / "venv" / "bin" / "python", _marker_script(markers, "venv-python",
+                                                          'exec python3 "$@"\n'))
+    (repo / "venv" / "bin" / "activate").write_text("# a venv\n")
+    site = repo / "venv" / "lib" / PY / "site-packages" / "numpy_fake_pkg"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text(
+        f"open({str(markers / 'venv-package')!r}, 'w').close()\n")
+    for tool in ("python", "python3", "git", "singularity", "apptainer", "nvidia-smi",
+                 "rocm-smi", "scontrol", "sbatch", "srun"):
+        _exe(repo / "bin" / tool, _marker_script(markers, f"path-{tool}"))
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / "src" / "pkg" / "__init__.py").write_text(
+        f"open({str(markers / 'repo-package')!r}, 'w').close()\n")
+    (repo / "src" / "pkg" / "util.py").write_text("")
+    (repo / "train.py").write_text(TRAIN)
+    (repo / "job.sbatch").write_text(JOB)
+    return repo
+
+
+def _run(repo: Path, *mode: str) -> tuple:
+    return run_json(*mode, "--repo", str(repo), "--sbatch", str(repo / "job.sbatch"),
+                    env={"PATH": os.environ["PATH"], "SLURM_SUBMIT_DIR": str(repo)})
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc builds the LD_PRELOAD canary")
+def test_no_smoke_runs_nothing_the_job_script_exports_and_reports_the_real_torch(tmp_path):
+    markers = tmp_path / "markers"
+    repo = _hostile_repo(tmp_path, markers)
+    code, doc = _run(repo, "--no-smoke")
+    assert _planted(markers) == []
+    build = doc["facts"]["torch_build"]
+    # the installed torch, imported in the child; the repo's is reported as read, not run
+    assert build["version"] == metadata.version("torch") and build["error"] is None
+    assert build["shadowed_by"] == {"path": "vendor", "version": "0.0.1",
+                                    "set_at": "job.sbatch:5"}
+    # the venv is read where it lies: numpy_fake_pkg is installed there, tifffile is not
+    deps = result_of(doc, "container-deps-missing")
+    assert [f["data"]["module"] for f in deps["findings"]] == ["tifffile"], deps
+    assert f"{repo}/venv" in deps["findings"][0]["message"]
+    # the torch API was read from the installed torch by its child
+    api = result_of(doc, "torch-api-mismatch")
+    (f,) = api["findings"]
+    assert "not_a_keyword" in f["message"] and \
+        f"installed torch {metadata.version('torch')}" in f["message"] + str(f["data"]), f
+    pkg = result_of(doc, "package-not-importable")   # the lookup ran, found src/ missing
+    assert pkg["status"] == "fail" and pkg["findings"][0]["data"]["missing"] == "pkg", pkg
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc builds the LD_PRELOAD canary")
+def test_static_runs_nothing_and_imports_no_torch(tmp_path):
+    markers = tmp_path / "markers"
+    repo = _hostile_repo(tmp_path, markers)
+    code, doc = _run(repo, "--static")
+    assert _planted(markers) == []
+    assert "torch_build" not in doc["facts"]
+    assert not any(r["status"] == "error" for r in doc["results"]), doc["results"]
+
+
+def test_a_container_lookup_gets_no_job_variable_no_repo_bind_and_no_repo_image(tmp_path):
+    """The container runtime is this node's (a stand-in on PATH that records what it is
+    given, then runs the lookup with this Python): it gets the doctor's environment, not
+    the job's, and none of the step's options that would inject code into the image's
+    Python. An image that is a file of the repo is not run at all."""
+    markers = tmp_path / "markers"
+    repo = _hostile_repo(tmp_path, markers) if shutil.which("gcc") else None
+    if repo is None:
+        pytest.skip("gcc builds the LD_PRELOAD canary")
+    seen = tmp_path / "runtime-saw"
+    image = "/images/pytorch.sif"
+    _exe(tmp_path / "host" / "singularity", f"""#!/bin/sh
+{{ printf '%s\\n' "$@"; echo ---; env; }} > '{seen}'
+while [ "$1" != '{image}' ] && [ "$1" != ./img.sif ]; do shift; done
+shift 2
+exec '{sys.executable}' "$@"
+""")
+    (repo / "job.sbatch").write_text(JOB.replace(
+        "srun python train.py",
+        f"srun singularity exec --env LD_PRELOAD=$SLURM_SUBMIT_DIR/lib/libcanary.so "
+        f"--env-file=$SLURM_SUBMIT_DIR/lib/env -B /scratch,$SLURM_SUBMIT_DIR/lib:/usr/lib64 "
+        f"--nv {image} python3 train.py").replace("source venv/bin/activate\n", ""))
+    env = {"PATH": f"{tmp_path / 'host'}:{os.environ['PATH']}", "SLURM_SUBMIT_DIR": str(repo)}
+    code, doc = run_json("--no-smoke", "--only", "container-deps-missing", "--repo", str(repo),
+                         "--sbatch", str(repo / "job.sbatch"), env=env)
+    res = result_of(doc, "container-deps-missing")
+    assert _planted(markers) == []
+    argv, _, environ = seen.read_text().partition("---\n")
+    assert argv.split("\n")[:4] == ["exec", "-B", "/scratch", "--nv"], argv
+    assert "LD_PRELOAD" not in environ and "PYTHONPATH" not in environ, environ
+    # PYTHONPATH reached the lookup as data: numpy_fake_pkg is not on it, tifffile neither
+    assert sorted(f["data"]["module"] for f in res["findings"]) == \
+        ["numpy_fake_pkg", "tifffile"], res
+
+    seen.unlink()
+    (repo / "img.sif").write_text("not an image")
+    (repo / "job.sbatch").write_text((repo / "job.sbatch").read_text().replace(image,
+                                                                                "./img.sif"))
+    code, doc = run_json("--no-smoke", "--only", "container-deps-missing", "--repo", str(repo),
+                         "--sbatch", str(repo / "job.sbatch"), env=env)
+    res = result_of(doc, "container-deps-missing")
+    assert res["status"] == "skip" and "is a file of the repository" in res["reason"], res
+    assert not seen.exists() and _planted(markers) == []
+
+
+# ---- git: no filter, textconv, external diff, hook, fsmonitor or pager ---------------------
+def _git(repo: Path, *args: str) -> None:
+    """The test's own git: it must not set off the traps it lays either."""
+    subprocess.run(["git", "-C", str(repo), "-c", "protocol.file.allow=always", "-c",
+                    "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", *args],
+                   check=True, capture_output=True, env=dict(os.environ, **GIT_ENV))
+
+
+def _hostile_git_repo(root: Path, markers: Path) -> Path:
+    """A repo, committed clean, whose .git then names a command for everything git can
+    run: filters (clean/smudge, a process filter, `required`), a textconv, an external
+    diff, an fsmonitor, a pager and every hook; and a submodule with its own filter. Then
+    a tracked file changes size, another changes in place (same size: git must hash it),
+    and so does one in the submodule."""
+    markers.mkdir()
+    sub_src = root / "sub-src"
+    sub_src.mkdir()
+    _git(sub_src, "init", "-q")
+    (sub_src / "f.txt").write_text("aaaa\n")
+    _git(sub_src, "add", ".")
+    _git(sub_src, "commit", "-qm", "sub")
+    repo = root / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "train.py").write_text("import os\n")
+    (repo / "data.txt").write_text("aaaa\n")
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus=1\nsrun python train.py\n")
+    (repo / ".gitattributes").write_text("*.py filter=evil diff=evil\n*.txt filter=proc\n")
+    _git(repo, "add", ".")
+    _git(repo, "submodule", "-q", "add", str(sub_src), "sub")
+    _git(repo, "commit", "-qm", "init")
+    gitdir = repo / ".git"
+    for name, value in {
+        "filter.evil.clean": f"touch {markers}/clean; cat",
+        "filter.evil.smudge": f"touch {markers}/smudge; cat",
+        "filter.evil.required": "true",
+        "filter.proc.process": f"touch {markers}/process",
+        "diff.evil.textconv": f"touch {markers}/textconv; cat",
+        "diff.external": f"touch {markers}/external",
+        "core.pager": f"touch {markers}/pager; cat",
+        "core.fsmonitor": str(gitdir / "fsmonitor"),
+        "core.hooksPath": str(gitdir / "hooks"),
+    }.items():
+        _git(repo, "config", name, value)
+    _exe(gitdir / "fsmonitor", _marker_script(markers, "fsmonitor"))
+    for hook in ("pre-commit", "post-checkout", "post-index-change", "reference-transaction",
+                 "fsmonitor-watchman", "pre-auto-gc", "post-rewrite", "pre-push"):
+        _exe(gitdir / "hooks" / hook, _marker_script(markers, f"hook-{hook}"))
+    (repo / "sub" / ".gitattributes").write_text("* filter=subevil\n")
+    _git(repo / "sub", "config", "filter.subevil.clean", f"touch {markers}/sub-clean; cat")
+    (repo / "train.py").write_text("import os\nimport sys\n")
+    (repo / "data.txt").write_text("bbbb\n")
+    (repo / "sub" / "f.txt").write_text("bbbb\n")
+    return repo
+
+
+@pytest.mark.parametrize("mode", ["--static", "--no-smoke"])
+def test_changed_since_compares_the_work_tree_without_running_anything_of_git_config(
+        tmp_path, mode):
+    markers = tmp_path / "markers"
+    repo = _hostile_git_repo(tmp_path, markers)
+    code, doc = run_json(mode, "--changed-since", "HEAD", "--repo", str(repo),
+                         env={"PATH": os.environ["PATH"]})
+    assert _planted(markers) == []
+    # both changed files are found: the size change and the in-place one
+    assert doc["facts"]["scope"]["changed"] == 2, doc["facts"]["scope"]
+    gits = [r for r in doc["results"] if r["id"].startswith("git")]
+    assert gits and all(r["status"] in ("pass", "skip") for r in gits), gits
+
+
+def test_a_filter_git_cannot_be_told_to_leave_alone_stops_the_run(tmp_path):
+    """A driver name holding '=' cannot be switched off with `git -c`: the doctor refuses
+    to let git compare the work tree (exit 2, one line) rather than let it run."""
+    markers = tmp_path / "markers"
+    repo = _hostile_git_repo(tmp_path, markers)
+    (repo / ".gitattributes").write_text("*.py filter=a=b\n")
+    _git(repo, "add", ".gitattributes")
+    _git(repo, "commit", "-qm", "attrs")
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f'[filter "a=b"]\n\tclean = touch {markers}/eq-clean; cat\n')
+    (repo / "train.py").write_text("import os\nimport re\n")
+    from conftest import run_doctor
+    proc = run_doctor("run", "--static", "--changed-since", "HEAD", "--repo", str(repo),
+                      env={"PATH": os.environ["PATH"]})
+    assert proc.returncode == 2 and "filter driver 'a=b'" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and _planted(markers) == []
