@@ -2,8 +2,10 @@
 from the last report block of a job log (docs/diff.md)."""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import sys
 from typing import Any, Callable, Optional
 
@@ -15,6 +17,16 @@ from doctor.report import FORMATS, printable
 from doctor.submit import BLOCK_BEGIN, BLOCK_END
 
 STATUSES = {"pass", "fail", "skip", "error"}
+# What show and diff read, at most (exit 2 beyond): a report is kilobytes to tens of MiB
+# (10,000 gathered nodes: ~50 MiB of JSON); a job log holding one may be larger, and is
+# read line by line. Only regular files are opened: a FIFO would block, /dev/zero never
+# ends.
+MAX_REPORT_BYTES = 256 * 1024 * 1024     # a JSON report, or the JSON of a log's block
+MAX_LOG_BYTES = 1024 * 1024 * 1024
+MAX_LOG_LINE = 16 * 1024 * 1024          # a longer line is no block's (read in pieces)
+# A report nests about ten levels deep. The renderers, the diff and the masking recurse
+# once a level (and json.loads gives out near 1,000): deeper is not a report.
+MAX_NESTING = 100
 
 
 def _last_block(fh, name: str) -> str:
@@ -22,10 +34,19 @@ def _last_block(fh, name: str) -> str:
     a log may be large; everything outside the blocks is ignored)."""
     found: Optional[str] = None
     block: Optional[list] = None
-    for raw in fh:
+    size = 0
+    while True:
+        raw = fh.readline(MAX_LOG_LINE)
+        if not raw:
+            break
+        if len(raw) == MAX_LOG_LINE and not raw.endswith("\n"):
+            block = None   # longer than any line of a block: skip the rest of it
+            while len(raw) == MAX_LOG_LINE and not raw.endswith("\n"):
+                raw = fh.readline(MAX_LOG_LINE)
+            continue
         line = raw.rstrip("\r\n")
         if line == BLOCK_BEGIN:
-            block = []
+            block, size = [], 0
         elif block is not None and line == BLOCK_END:
             found, block = "\n".join(block), None
         elif block is not None:
@@ -33,6 +54,10 @@ def _last_block(fh, name: str) -> str:
                 block = None
             else:
                 block.append(line[2:] if line.startswith("# ") else line[1:])
+                size += len(line)
+                if size > MAX_REPORT_BYTES:
+                    raise InputError(f"{name}: its report block is larger than "
+                                     f"{MAX_REPORT_BYTES >> 20} MiB, too large for a report")
     if found is None:
         raise InputError(f"{name} holds no doctor report: neither a JSON report nor a job log "
                          f"with a `{BLOCK_BEGIN}` block (`doctor sbatch --force` writes one)")
@@ -43,11 +68,16 @@ def load_report(path: str) -> dict:
     """The report document in a JSON report file, or in a job log's last report block."""
     name = printable(path)
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
+        with _open_regular(path, name) as fh:
             head = fh.read(4096).lstrip()
             fh.seek(0)
             from_log = not head.startswith(("{", "["))
-            text = _last_block(fh, name) if from_log else fh.read()
+            size = os.fstat(fh.fileno()).st_size
+            if size > (MAX_LOG_BYTES if from_log else MAX_REPORT_BYTES):
+                raise InputError(f"{name}: {size:,} bytes is too large for a " + (
+                    f"job log (at most {MAX_LOG_BYTES >> 30} GiB)" if from_log
+                    else f"report (at most {MAX_REPORT_BYTES >> 20} MiB)"))
+            text = _last_block(fh, name) if from_log else fh.read(MAX_REPORT_BYTES + 1)
     except OSError as exc:
         raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
     try:
@@ -58,8 +88,46 @@ def load_report(path: str) -> dict:
     except ValueError as exc:
         where = "the last report block of " if from_log else ""
         raise InputError(f"{where}{name} is not valid JSON: {exc}") from None
+    if _deeper_than(doc, MAX_NESTING):
+        raise InputError(f"{name} is not a doctor report: its JSON nests more than "
+                         f"{MAX_NESTING} levels deep")
     _check_report(doc, name)
-    return doc
+    from doctor.secrets import redact
+
+    # masked as it was written, but a report from elsewhere (an older doctor, a hand
+    # edit, a job log) may hold a secret in clear: show and diff read it only masked
+    return redact(doc, ())
+
+
+def _open_regular(path: str, name: str) -> Any:
+    """A text file object of `path` when it is a regular file; InputError (OSError for a
+    directory) otherwise. The open does not block (O_NONBLOCK): a FIFO is refused after
+    it, never waited on."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        raise InputError(f"{name} is not a regular file (a FIFO, device or socket), "
+                         "not a report")
+    return open(fd, encoding="utf-8", errors="replace")
+
+
+def _deeper_than(doc: object, most: int) -> bool:
+    """Whether lists and objects in `doc` nest more than `most` levels (in a loop: the
+    point is not to recurse that deep)."""
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        kids = node.values() if isinstance(node, dict) else node if isinstance(node, list) \
+            else ()
+        for kid in kids:
+            if isinstance(kid, (dict, list)):
+                if depth >= most:
+                    return True
+                stack.append((kid, depth + 1))
+    return False
 
 
 def _check_report(doc: object, name: str) -> None:
@@ -101,9 +169,7 @@ class SavedReport:
         self._doc = doc
 
     def doc(self) -> dict:
-        from doctor.secrets import redact
-
-        return redact(self._doc, ())  # masked when written; again, for a report from elsewhere
+        return self._doc  # masked by load_report
 
 
 def _color() -> bool:

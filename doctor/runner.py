@@ -20,6 +20,12 @@ from doctor.secrets import secret_values
 from doctor.settings import check_option
 
 SMOKE_TAG = "smoke"
+# How far the job's shared work may move a check's deadline on (see _join): at most this
+# many times the check's own timeout, and never more than MAX_SHARED_S. Reading a big
+# repo once takes seconds; shared work that never ends must not hold every check, and
+# the run, with it: past this, the checks still waiting end as errors and the run goes on.
+SHARED_FACTOR = 5
+MAX_SHARED_S = 60.0
 
 # gathered runs (--gather) carry these for every node, so `doctor diff` names the node
 node_fact("packages")(lambda job: job.fact("packages"))
@@ -154,13 +160,15 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
                                 job.busy_seconds())
             t.start()
         for check_id, (t, box, timeout, begun, busy) in threads.items():
-            _join(t, job, begun, timeout, busy)
+            shared = _join(t, job, begun, timeout, busy)
             if "r" in box:
                 results[check_id] = box["r"]
             else:
                 spec = next(s for s in specs if s.id == check_id)
+                more = (f" (and {shared:g}s more, the most it waits for work shared with "
+                        "other checks)" if shared >= _most_shared(timeout) else "")
                 results[check_id] = _result(spec, job, Status.ERROR, [],
-                                            f"timed out after {timeout:g}s",
+                                            f"timed out after {timeout:g}s{more}",
                                             time.monotonic() - begun)
             if on_done:
                 on_done(results[check_id])
@@ -190,17 +198,27 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
     return report
 
 
-def _join(t: threading.Thread, job: Job, begun: float, timeout: float, busy: float) -> None:
+def _join(t: threading.Thread, job: Job, begun: float, timeout: float, busy: float) -> float:
     """Wait for a check until its deadline, which is for hangs: the time the job's shared
-    work (a 1M-line script's steps, a 100k-file repo's sources, read once for every
-    check) runs in any thread after the check began moves its deadline on by as much.
-    The check may be waiting for it, and its own code runs more slowly meanwhile, since
-    the threads share one interpreter lock: a large repo is not a hang."""
+    work (a 100k-line script's steps, a 100k-file repo's sources, read once for every
+    check) runs in any thread after the check began moves its deadline on by as much,
+    up to SHARED_FACTOR times its timeout (MAX_SHARED_S at most). The check may be
+    waiting for it, and its own code runs more slowly meanwhile, since the threads share
+    one interpreter lock: a large repo is not a hang, but shared work without end is.
+    Returns the seconds of shared work the deadline moved on by."""
+    most = _most_shared(timeout)
+    shared = 0.0
     while t.is_alive():
-        left = begun + timeout + job.busy_seconds() - busy - time.monotonic()
+        shared = min(job.busy_seconds() - busy, most)
+        left = begun + timeout + shared - time.monotonic()
         if left <= 0:
-            return
+            break
         t.join(min(left, 0.5))
+    return shared
+
+
+def _most_shared(timeout: float) -> float:
+    return min(SHARED_FACTOR * timeout, MAX_SHARED_S)
 
 
 def _expired_waivers(job: Job, today: dt.date) -> list:

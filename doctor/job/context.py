@@ -21,7 +21,7 @@ from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.env import EnvValue, JobEnv
 from doctor.job.launchers import Count
 from doctor.job.scope import Scope, scoped_rels
-from doctor.job.steps import Step, launched_steps
+from doctor.job.steps import Step, launched_steps, note_unread
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
 from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, listed_names, run_git
@@ -100,6 +100,8 @@ class Job:
         if submit_args is not None:
             self.scripts = [as_submitted(s, list(submit_args), self.login_env)
                             for s in self.scripts]
+        for script in self.scripts:
+            note_unread(self, script)
         self.caches: list = [self._path(c) for c in list(caches) + list(self.settings.caches)]
         load_probes()
 
@@ -277,6 +279,10 @@ class Job:
                 for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                     self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
                 return listed_names(res.stdout) + tracked   # git's order for --others --cached
+            # (a walk instead, which ignores no file: said, since git should have answered)
+            self.unreadable.note(self.repo, OSError(0, "git ls-files --others: " + (
+                "timed out" if res.timed_out else res.stderr.strip()[:200] or "failed")
+                + "; the files were listed without git"))
         out: list = []
         top = str(self.repo)
         for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):

@@ -30,6 +30,11 @@ ENV_OPTIONS = {f"SBATCH_{n}": n.lower().replace("_", "-") for n in (
     "THREAD_SPEC", "THREADS_PER_CORE", "USE_MIN_NODES", "WAIT", "WCKEY")}
 ENV_OPTIONS.update(SBATCH_TIMELIMIT="time", SBATCH_ARRAY_INX="array", SBATCH_MEM_PER_NODE="mem")
 COMMAND_LINE = "command line"
+# A job script is read up to this many lines: real ones have hundreds, and a line costs
+# ~5 µs to split and again to walk, for every script that sources it. A 1,000,000-line
+# script took over 30 s; the lines past this are not read, and the report says so
+# (SbatchScript.unread, noted in facts.unreadable).
+MAX_SCRIPT_LINES = 100_000
 _DIRECTIVE = re.compile(r"^#SBATCH\s+(.*)$")
 
 
@@ -58,6 +63,7 @@ class SbatchScript:
     text: str
     directives: list = field(default_factory=list)
     commands: list = field(default_factory=list)
+    unread: Optional[str] = None   # the lines past MAX_SCRIPT_LINES, when it has more
 
     def where(self, d: Directive) -> str:
         """Where a directive comes from, for messages: `job.sbatch:3 (#SBATCH --nodes=1)`,
@@ -122,17 +128,32 @@ def _last_int(value: str) -> int:
 
 
 def parse_sbatch(text: str, path: Path, rel: str) -> SbatchScript:
-    script = SbatchScript(path=path, rel=rel, text=text)
+    read = _first_lines(text, MAX_SCRIPT_LINES)   # (what every check reads of it)
+    script = SbatchScript(path=path, rel=rel, text=read)
+    if len(read) < len(text):
+        total = text.count("\n") + (not text.endswith("\n"))
+        script.unread = (f"lines {MAX_SCRIPT_LINES + 1:,}-{total:,} not read: the doctor "
+                         f"reads a job script's first {MAX_SCRIPT_LINES:,} lines")
     seen_command = False
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(read.splitlines(), 1):
         stripped = line.strip()
         m = _DIRECTIVE.match(stripped)
         if m and not seen_command:
             script.directives.extend(_parse_directive(m.group(1), lineno))
         elif stripped and not stripped.startswith("#"):
             seen_command = True  # sbatch stops reading #SBATCH at the first command
-    script.commands = [Command(line, tuple(words)) for line, words in split_commands(text)]
+    script.commands = [Command(line, tuple(words)) for line, words in split_commands(read)]
     return script
+
+
+def _first_lines(text: str, n: int) -> str:
+    """text up to the end of its n-th line (all of it when it has no more)."""
+    at = -1
+    for _ in range(n):
+        at = text.find("\n", at + 1)
+        if at < 0:
+            return text
+    return text[:at + 1]
 
 
 def _parse_directive(body: str, line: int) -> list:

@@ -176,6 +176,16 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
 
 
+def _load_once(job: Any, path: Any) -> Any:
+    """A config file's YAML, loaded once per run (most are training configs the job has
+    loaded already); apply_cli copies what it merges, so the tree is shared."""
+    loaded = _loaded(job)
+    key = fs.realpath(path)
+    if key not in loaded:
+        loaded[key] = load_yaml_text(path, "config file")
+    return loaded[key]
+
+
 def _loaded(job: Any) -> dict:
     """The YAML files the run's Hydra compositions read, each loaded once: the training
     configs as the job loaded them, and any other file on first use."""
@@ -200,7 +210,7 @@ def _cli(job: Any, parsed: ParsedArgs, cwd: Path, entry: Optional[Path], origin:
     where = dict(files)
 
     def load(written: str) -> Any:
-        data = load_yaml_text(where[written], "config file") if written in where else None
+        data = _load_once(job, where[written]) if written in where else None
         sub = next((s for s in SUBCOMMANDS if s in parsed.positionals), None)
         if sub and isinstance(data, dict) and isinstance(data.get(sub), dict):
             return data[sub]   # `--config X fit`: the file holds the subcommand's section

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -40,6 +41,12 @@ from doctor.job.shell import PREFIXES, expand, prefix_words, split_commands, unq
 SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
 CONTAINER_TOOLS = ("singularity", "apptainer")
 MAX_DEPTH = 8
+# One job script's walk reads at most this many commands of the scripts it sources and
+# runs, for at most this long: depth alone does not bound it (ten scripts that each
+# source the next ten times are 10**9 commands at depth 8). What it did not read is
+# noted in facts.unreadable. (200,000 commands walk in one to two seconds.)
+MAX_WALK_COMMANDS = 200_000
+WALK_SECONDS = 20.0
 # `module list`, `conda info` ... only print: they set nothing
 READ_ONLY_SUBCOMMANDS = {"list", "avail", "show", "display", "help", "spider", "whatis",
                          "info", "keyword", "--version", "-v", "savelist", "describe"}
@@ -112,6 +119,37 @@ class Step:
         return self.entry is not None
 
 
+class _Budget:
+    """What one job script's walk may still read, shared by every _Ctx of the walk: each
+    file is read once (a script sourced ten times is parsed once), a script already
+    being walked is not entered again (bash would recurse until it fails), and the
+    walk stops after MAX_WALK_COMMANDS commands or WALK_SECONDS."""
+
+    def __init__(self, job: Any, batch: Optional[SbatchScript]) -> None:
+        self.job, self.batch = job, batch
+        self.commands = MAX_WALK_COMMANDS
+        self.deadline = time.monotonic() + WALK_SECONDS
+        self.loaded: dict = {}    # real path -> SbatchScript, or None: not a script
+        self.active: list = []    # the real paths of the scripts being walked, outermost first
+        self.stopped = False
+
+    def take(self, script: SbatchScript, line: int, state: Any) -> bool:
+        """Whether the walk may read the command at script:line (noted when it may not)."""
+        if self.stopped:
+            return False
+        self.commands -= 1
+        if self.commands >= 0 and (self.commands % 64 or time.monotonic() < self.deadline):
+            return True
+        self.stopped = True
+        why = (f"after {MAX_WALK_COMMANDS:,} commands" if self.commands < 0
+               else f"after {WALK_SECONDS:g} s")
+        text = (f"not read from {script.rel}:{line} on: the doctor stopped reading the "
+                f"scripts the job script sources or runs {why}")
+        state.notes.append(text)
+        _note(self.job, self.batch.path if self.batch else script.path, text)
+        return False
+
+
 @dataclass
 class _Ctx:
     """What the walk carries down into a command and the scripts it runs."""
@@ -123,6 +161,7 @@ class _Ctx:
     container: Optional[Launcher] = None
     cwd: Optional[str] = None
     depth: int = 0
+    budget: Any = None   # the walk's _Budget (one object for every copy of the _Ctx)
 
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
@@ -130,7 +169,8 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     launches no Python program (or no script), last a step holding the environment at
     its end."""
     state = EnvState.from_login(job.login_env, job.in_job)
-    ctx = _Ctx(job, batch, scripts=(batch,) if batch else (), counts=_batch_counts(batch))
+    ctx = _Ctx(job, batch, scripts=(batch,) if batch else (), counts=_batch_counts(batch),
+               budget=_Budget(job, batch))
     export = batch.get("export") if batch else None
     if batch is not None and export is not None and export.value and not job.in_job:
         # #SBATCH --export=NONE|A,B|ALL,X=v filters the submitter's environment as srun's
@@ -214,14 +254,38 @@ def _slurm_env(state: EnvState, counts: dict, batch: Optional[SbatchScript]) -> 
 # ---- the walk ----------------------------------------------------------
 def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
           channel: str = "export") -> None:
+    """Walk a script file, unless it is being walked already: it sources or runs itself,
+    directly or through another script (bash recurses until it fails; noted)."""
+    active = ctx.budget.active
+    key = fs.realpath(script.path)
+    if key in active:
+        note = (f"{script.rel} sources or runs itself (through "
+                f"{' -> '.join(ctx.job.rel(p) for p in active[active.index(key):])}); "
+                "not read again")
+        if note not in state.notes:   # (once, however often it does)
+            state.notes.append(note)
+        return
+    active.append(key)
+    try:
+        _walk_commands(script, state, ctx, steps, channel)
+    finally:
+        active.pop()
+
+
+def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
+                   channel: str = "export") -> None:
     for cmd in script.commands:
+        # the job script's own lines are all walked (MAX_SCRIPT_LINES bounds them): the
+        # budget is for what it sources and runs, so a step after them is still found
+        if ctx.depth and not ctx.budget.take(script, cmd.line, state):
+            return
         if state.apply(cmd, script, channel):
             continue
         argv0 = unquote(cmd.words[0])
         if argv0 in ("source", ".") and len(cmd.words) > 1:
             inner = _script_named(ctx, state, cmd.words[1], script, cmd.line)
             if inner is not None and ctx.depth < MAX_DEPTH:
-                sub = replace(ctx, scripts=ctx.scripts + (inner,), depth=ctx.depth + 1)
+                sub = replace(ctx, scripts=_plus(ctx.scripts, inner), depth=ctx.depth + 1)
                 _walk(inner, state, sub, steps, "sourced" if not state.in_step else "inner")
                 ctx.scripts = sub.scripts
             elif inner is None and not cmd.argv[1].endswith(("/activate", "/env")):
@@ -340,7 +404,7 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             # variables, then runs its arguments ("$@")
             sub_state = local.child()
             sub = replace(ctx, chain=tuple(chain), counts=counts, container=container,
-                          scripts=ctx.scripts + (wrapper,), depth=ctx.depth + 1)
+                          scripts=_plus(ctx.scripts, wrapper), depth=ctx.depth + 1)
             _walk(wrapper, sub_state, sub, steps, "inner")
             ctx.scripts = sub.scripts
             if not _RUNS_ARGS.search(wrapper.text):
@@ -379,12 +443,7 @@ def _wrapper_script(ctx: _Ctx, word: str) -> Optional[SbatchScript]:
     if not word.endswith((".sh", ".bash")) or "$" in word:
         return None
     path = _resolve_path(ctx, word)
-    if path is None:
-        return None
-    try:
-        return load_sbatch(path, ctx.job.rel(path))
-    except InputError:
-        return None
+    return None if path is None else _read(ctx, path)
 
 
 def _shell(words: list, state: EnvState, ctx: _Ctx, steps: list, script: SbatchScript,
@@ -396,14 +455,15 @@ def _shell(words: list, state: EnvState, ctx: _Ctx, steps: list, script: SbatchS
             code = word_of(words[i + 1], state)
             snippet = SbatchScript(path=script.path, rel=script.rel, text=code)
             snippet.commands = _commands_at(code, line)
-            _walk(snippet, state.child(), replace(ctx, depth=ctx.depth + 1), steps, "inner")
+            _walk_commands(snippet, state.child(), replace(ctx, depth=ctx.depth + 1), steps,
+                           "inner")
             return
         i += 1
     if i >= len(words) or ctx.depth >= MAX_DEPTH:
         return
     inner = _script_named(ctx, state, words[i], script, line)
     if inner is not None:
-        sub = replace(ctx, scripts=ctx.scripts + (inner,), depth=ctx.depth + 1)
+        sub = replace(ctx, scripts=_plus(ctx.scripts, inner), depth=ctx.depth + 1)
         _walk(inner, state.child(), sub, steps, "inner")
 
 
@@ -425,10 +485,38 @@ def _script_named(ctx: _Ctx, state: EnvState, raw: str, script: SbatchScript,
             state.notes.append(f"{script.rel}:{line}: {raw} names a script the doctor cannot "
                                f"resolve ({', '.join(res.unresolved)}); not followed")
         return None
-    try:
-        return load_sbatch(path, ctx.job.rel(path))
-    except InputError:
-        return None
+    return _read(ctx, path)
+
+
+def _plus(scripts: tuple, script: SbatchScript) -> tuple:
+    """`scripts` and `script`, once: a file sourced 10,000 times is one script read
+    (and the tuple, copied for each, stays short)."""
+    return scripts if script in scripts else scripts + (script,)
+
+
+def _read(ctx: _Ctx, path: Path) -> Optional[SbatchScript]:
+    """The script at `path`, read once per walk; None when it cannot be (not a regular
+    file, too large, binary)."""
+    key = fs.realpath(path)
+    loaded = ctx.budget.loaded
+    if key not in loaded:
+        try:
+            loaded[key] = load_sbatch(path, ctx.job.rel(path))
+            note_unread(ctx.job, loaded[key])
+        except InputError:
+            loaded[key] = None
+    return loaded[key]
+
+
+def note_unread(job: Any, script: SbatchScript) -> None:
+    """The lines of a long script the doctor did not read, in the report (facts.unreadable)."""
+    if script.unread:
+        _note(job, script.path, script.unread)
+
+
+def _note(job: Any, path: Any, text: str) -> None:
+    # facts.unreadable, which every format shows: errno 0, the text is the reason
+    job.unreadable.note(path, OSError(0, text))
 
 
 def _resolve_path(ctx: _Ctx, text: str) -> Optional[Path]:

@@ -22,11 +22,26 @@ _MISSING = object()
 _SCALAR = r"""(?:"[^"\n]*"|'[^'\n]*'|[^\s,{}\[\]#'"][^,{}\[\]#\n]*?)"""
 
 
+# libyaml where installed: the file is loaded twice per edit, and the pure-Python loader
+# took 5 s a load of a 0.6 MB config (the check timed out and its finding was lost).
+# Both loads use the same loader, and no line numbers are needed here.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _load(text: str) -> Any:
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a SafeLoader
     except (yaml.YAMLError, ValueError, RecursionError):
         return _MISSING
+
+
+def _as_loaded(job: Any, rel: str, lines: list) -> Any:
+    """The file as the run loaded it for every check (a config is not loaded again),
+    else as `lines` load; the edited lines are loaded here, and must come out equal."""
+    for config in getattr(job, "config_files", ()):
+        if config.rel == rel:
+            return config.data
+    return _load("".join(lines))
 
 
 def _at(data: Any, path: tuple) -> Any:
@@ -47,7 +62,7 @@ def _proven(job: Any, rel: str, lines: list, line: int, new: str, path: tuple, k
             value: Any, title: str, unsafe: bool) -> Optional[Edit]:
     """The edit of `line` to `new` when the file then loads as before with only
     path.key removed (value _MISSING) or set to `value`."""
-    before = _load("".join(lines))
+    before = _as_loaded(job, rel, lines)
     want = copy.deepcopy(before)
     target = _at(want, path)
     if not isinstance(target, dict) or key not in target:

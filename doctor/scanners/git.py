@@ -99,11 +99,64 @@ def filters_off(repo: str) -> list:
 
 def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) -> CmdResult:
     """git in `repo` (see SAFE_CONFIG) with a deadline; the one start_early began, when
-    it was asked for with the same arguments."""
+    it was asked for with the same arguments. Not run when it would block (_blocked)."""
+    key = _early_key(repo, ())
     early = _early.pop(_early_key(repo, args), None) if _early and input is None else None
-    if early is not None:
-        return collect(early, timeout)
-    return run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input, spool=True)
+    why = _blocked(key, args)
+    if why is not None:
+        if early is not None:
+            stop(early)
+        return CmdResult(None, "", why)
+    res = collect(early, timeout) if early is not None else \
+        run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input, spool=True)
+    if res.timed_out and key is not None:
+        _hung[key[0]] = (f"not run: an earlier git in {repo} did not finish in {timeout:g}s "
+                         "(the doctor waits for git once a run)")
+    return res
+
+
+# git opens the ignore files it reads (.gitignore in each directory it walks, and
+# .git/info/exclude) with a plain open(): a FIFO there blocks it until a writer comes,
+# which is never. The gits that read them are not run when the repo's own are not
+# regular files; a hang the doctor cannot see coming (a FIFO deeper down, a hung mount)
+# costs one git's timeout, after which no git of the run waits on that repo again: the
+# run's gits there share one deadline. (start_early, at each CLI run's start, clears it.)
+_hung: dict = {}   # real repo path -> why its gits are not run
+_READS_IGNORES = ("check-ignore", "status")
+
+
+def _blocked(key: Optional[tuple], args: tuple) -> Optional[str]:
+    if key is None:
+        return None
+    hung = _hung.get(key[0])
+    if hung is not None:
+        return hung
+    if args and (args[0] in _READS_IGNORES or "--exclude-standard" in args):
+        return _special_ignore_file(key[0])
+    return None
+
+
+def _special_ignore_file(repo: str) -> Optional[str]:
+    """Why git would block on an ignore file of `repo` (its .gitignore and those of the
+    directories above it, up to the work tree's top, and .git/info/exclude), or None."""
+    d = repo
+    while True:
+        found = [os.path.join(d, ".gitignore")]
+        top = os.path.lexists(os.path.join(d, ".git"))
+        if top:
+            found.append(os.path.join(d, ".git", "info", "exclude"))
+        for path in found:
+            try:   # an in-tree .gitignore that is a link git does not follow: lstat it
+                st = os.stat(path, follow_symlinks=path.endswith("exclude"))
+            except OSError:
+                continue
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                return (f"not run: {path} is not a regular file (a FIFO or device), and git "
+                        "would wait on it forever")
+        parent = os.path.dirname(d)
+        if top or parent == d:
+            return None
+        d = parent
 
 
 # The job model's file list (doctor/job/context.py) is git's two lists: the index's names
@@ -130,8 +183,10 @@ def start_early(repo: str, *args: str) -> Callable[[], None]:
     over: it kills and reaps the git if nobody asked for it (a run that stopped early,
     or never needed the list)."""
     key = _early_key(repo, args)
-    if key is None or key in _early:   # (another run in this process begun it)
-        return lambda: None
+    if key is not None:
+        _hung.pop(key[0], None)   # a new run: it waits for git once again
+    if key is None or key in _early or _blocked(key, args):
+        return lambda: None   # (another run in this process begun it; or it would block)
     proc = start(git_argv(repo, *args), env=ENV, spool=True)
     if not isinstance(proc, subprocess.Popen):
         return lambda: None

@@ -42,6 +42,12 @@ HEAD_BYTES = 64
 # megabytes; anything bigger is mostly non-tensor data we would have to hold in memory).
 MAX_PICKLE_BYTES = 64 * 1024 * 1024
 NON_DEVICE_LOCATIONS = frozenset({"cpu", "meta"})
+# A torch.save archive holds one record per storage and a handful more: thousands for a
+# large model. zipfile makes an object of every entry of the central directory (3 million
+# of them took 1 GiB and over 30 s), so an archive that lists more entries, or more bytes
+# of them, than these is not read; it is reported "not scanned".
+MAX_ZIP_ENTRIES = 100_000
+MAX_ZIP_DIRECTORY = 32 * 1024 * 1024
 
 # torch 2.13.0, torch/_weights_only_unpickler.py `_get_allowed_globals()` (lines 174-227,
 # with `_tensor_rebuild_functions()` lines 150-170): the globals that
@@ -490,6 +496,14 @@ def _inspect_zip(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     fast = _inspect_zip_fast(path, f, cap)
     if fast is not None:
         return fast
+    too_big = _directory_too_big(f)
+    if too_big:   # a torch file if its first record is data.pkl, as torch writes it
+        f.seek(0)
+        header = f.read(30)
+        name = f.read(struct.unpack_from("<26xH", header)[0]) if len(header) == 30 else b""
+        if name.endswith(b"/data.pkl") and name.count(b"/") == 1:
+            return TorchSaveInfo(path, "zip", problem=f"not scanned: {too_big}")
+        return None
     f.seek(0)
     try:
         zf = zipfile.ZipFile(f)
@@ -531,6 +545,41 @@ def _inspect_zip(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     return info
 
 
+def _directory_too_big(f: Any) -> Optional[str]:
+    """What is too big about the archive's central directory as its end record states it
+    (zip64 too: zipfile's own reader of it), or None."""
+    f.seek(0)
+    try:
+        end = zipfile._EndRecData(f)  # type: ignore[attr-defined]  # (zip64 too)
+    except (OSError, struct.error):
+        return None   # no end record: zipfile says what is wrong
+    if not end:
+        return None
+    entries = end[zipfile._ECD_ENTRIES_TOTAL]  # type: ignore[attr-defined]
+    size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
+    if entries > MAX_ZIP_ENTRIES:
+        return (f"its zip central directory lists {entries:,} entries (the doctor reads "
+                f"at most {MAX_ZIP_ENTRIES:,})")
+    if size > MAX_ZIP_DIRECTORY:
+        return (f"its zip central directory is {size:,} bytes (the doctor reads at most "
+                f"{MAX_ZIP_DIRECTORY >> 20} MiB)")
+    return None
+
+
+def directory_names(cd: bytes) -> Optional[set]:
+    """The record names a central directory lists, for lookups (a substring search of
+    `cd` per tensor would take storages x directory bytes); None past MAX_ZIP_ENTRIES."""
+    names: set = set()
+    pos, end = 0, len(cd) - 46
+    while pos <= end and cd.startswith(b"PK\x01\x02", pos):
+        name_len, extra_len, comment_len = struct.unpack_from("<HHH", cd, pos + 28)
+        names.add(cd[pos + 46: pos + 46 + name_len])
+        if len(names) > MAX_ZIP_ENTRIES:
+            return None
+        pos += 46 + name_len + extra_len + comment_len
+    return names
+
+
 def _inspect_zip_fast(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     """The archive as torch writes it: data.pkl stored first, no comment, no zip64. Reads
     the first local header, the end record and the central directory, then data.pkl: four
@@ -564,6 +613,11 @@ def _inspect_zip_fast(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     if struct.unpack("<I", entry[42:46])[0] != 0 or comp_size != file_size:
         return None
     info = TorchSaveInfo(path, "zip")
+    names = directory_names(cd)
+    if names is None:
+        info.problem = (f"not scanned: its zip central directory lists more than "
+                        f"{MAX_ZIP_ENTRIES:,} entries")
+        return info
     if file_size > cap:
         info.problem = (f"not scanned: its pickle is {file_size} bytes "
                         f"(more than the {cap}-byte limit)")
@@ -582,7 +636,7 @@ def _inspect_zip_fast(path: str, f: Any, cap: int) -> Optional[TorchSaveInfo]:
     _fill(info, rec)
     if info.problem is None:
         prefix = name[: -len(b"data.pkl")].decode("utf-8", "replace")
-        missing = [k for k in rec.storages if f"{prefix}data/{k}".encode() not in cd]
+        missing = [k for k in rec.storages if f"{prefix}data/{k}".encode() not in names]
         if missing:
             info.problem = (f"corrupt: {len(missing)} tensor record(s) missing "
                             f"(e.g. {prefix}data/{missing[0]})")
