@@ -20,6 +20,7 @@ from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError, discover
 from doctor.submit import SBATCH_TIMEOUT_S
 from doctor.report import FORMATS, printable
+from doctor.secrets import guard_streams
 
 
 def _split(values: tuple) -> list:
@@ -319,6 +320,11 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
         n = len(plan.fixed)
         click.echo(f"doctor fix: {n} fix{'es' if n != 1 else ''} in {len(changed)} "
                    f"file{'s' if len(changed) != 1 else ''} (apply with --write)", err=True)
+        from doctor.secrets import scrub
+
+        if scrub(text) != text:  # stdout masks them: `git apply` would not find those lines
+            click.echo("doctor fix: the preview shows secrets as *** (`git apply` cannot "
+                       "take it): apply with --write", err=True)
         sys.exit(1)
     for fp in changed:
         fixing.write(fp)
@@ -547,6 +553,7 @@ def _usable_streams() -> None:
         sys.stdout.reconfigure(errors="replace")
 
 
+@guard_streams()  # every text that reaches stdout or stderr is scrubbed of secrets
 def main(argv: Optional[list] = None) -> None:
     """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
     from doctor.report import printable  # a path or value echoed back: no raw control codes

@@ -5,7 +5,8 @@ and the facts that changed, ranked by how often each kind explains a new failure
 (torch, driver and GPU runtime first, then the environment, the nodes, the
 packages, the rest). Facts are compared generically, as flattened key paths, so
 a fact added to the report is diffed without a change here. Values are shown as
-the report holds them: a secret is `***` in both reports and stays `***` here.
+the report holds them: a secret is `***` in both reports and stays `***` here (the
+reports are read through doctor.secrets.redact, so one from elsewhere is masked too).
 """
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from collections import Counter
 from typing import Any, Optional
 
 from doctor.model import Severity
-from doctor.secrets import MASK, is_secret_name
 
 DIFF_VERSION = 1
 
@@ -71,21 +71,13 @@ def flatten(facts: Any, prefix: tuple = ()) -> dict:
     return out
 
 
-def _masked(path: tuple, value: Any) -> Any:
-    """A secret-named variable's value is `***` whatever the report held (an old report);
-    a package's name is not a variable (`google-auth`)."""
-    if value is not None and path[0] != "packages" and is_secret_name(path[-1]):
-        return MASK
-    return value
-
-
 def fact_changes(old: dict, new: dict, node: Optional[str] = None) -> list:
     a, b = flatten(old), flatten(new)
     out = []
     for path in sorted(set(a) | set(b)):
         if path[0] in SKIPPED_FACTS:
             continue
-        was, now = _masked(path, a.get(path)), _masked(path, b.get(path))
+        was, now = a.get(path), b.get(path)
         if was == now:
             continue
         rank, area = RANKS.get(path[0], OTHER)

@@ -21,6 +21,7 @@ from typing import Callable, Iterable, Mapping, Optional
 import click
 
 from doctor.errors import InputError
+from doctor.secrets import scrub
 
 STREAMS = {"/dev/stdout": 1, "/dev/fd/1": 1, "/proc/self/fd/1": 1,
            "/dev/stderr": 2, "/dev/fd/2": 2, "/proc/self/fd/2": 2}
@@ -101,7 +102,7 @@ def check_outputs(outputs: Iterable[tuple], inputs: Iterable) -> None:
 
 def write_output(path: str, text: str) -> None:
     """Write a report file as this module's docstring says; InputError when it cannot."""
-    data = text.encode("utf-8")
+    data = scrub(text).encode("utf-8")  # the output boundary: no secret leaves (secrets.py)
     fd = STREAMS.get(os.path.normpath(os.path.abspath(path)))
     if fd is not None:
         (sys.stdout if fd == 1 else sys.stderr).flush()
@@ -185,6 +186,7 @@ def _link_unnamed(fd: int, name: str) -> None:
 def append_output(path: str, text: str) -> None:
     """Add text at the end of a file (a job's log), creating it; never truncates, never
     blocks (a FIFO with no reader is an error). InputError when it cannot."""
+    text = scrub(text)  # the output boundary: no secret leaves (secrets.py)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
                      | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
