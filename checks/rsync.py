@@ -197,7 +197,10 @@ def _reader(inv: Invocation):
                               "substitution); its rules are not checked")
         if inv.cwd is None and not os.path.isabs(path):
             raise Unsupported(f"cannot locate {path}: unknown working directory")
-        return (Path(inv.cwd or "/") / os.path.expanduser(path)).read_bytes()
+        full = Path(inv.cwd or "/") / os.path.expanduser(path)
+        data = full.read_bytes()
+        fs.note_read(full)  # an input: no report goes over it
+        return data
     return read
 
 

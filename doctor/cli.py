@@ -14,8 +14,8 @@ import click
 from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
-from doctor.outputs import (check_outputs, expand_output_pattern, refuse_empty,
-                             write_output, write_stdout)
+from doctor.outputs import (begin_command, check_outputs, end_command, expand_output_pattern,
+                             refuse_empty, write_output, write_stdout)
 from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError, discover
 from doctor.submit import SBATCH_TIMEOUT_S
@@ -39,10 +39,11 @@ def default_repo() -> Path:
 
 
 OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: readers never see "
-               "a part, and a failed write leaves the old file); a path that is an input of "
-               "the run or another output is refused. /dev/stdout and /dev/stderr are the "
-               "doctor's own streams; /dev/null, a terminal or a FIFO with a reader are "
-               "written as they are.")
+               "a part, and a failed write leaves the old file); a file the run read, "
+               "another output, or a path through a symlink in the repo that leads out of "
+               "it is refused. /dev/stdout, /dev/stderr and /dev/fd/N are written to that "
+               "fd as it is open (append mode appends); /dev/null, a terminal or a FIFO "
+               "with a reader are written as they are.")
 
 
 def job_scope(repo: Path, changed_since: Optional[str], paths: tuple,
@@ -141,6 +142,8 @@ def input_options(files: bool):
 @click.version_option(__version__, prog_name="doctor")
 def cli() -> None:
     """Pre-flight checks for distributed PyTorch jobs on Slurm clusters."""
+    begin_command()  # the fds given (--output /dev/fd/N), the record of files read
+    click.get_current_context().call_on_close(end_command)
 
 
 @cli.command("run")
@@ -185,8 +188,8 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     refuse_empty(("--json", json_file), ("--output", output))
     json_path = expand_output_pattern(json_file) if json_file else None
     out_path = expand_output_pattern(output) if output else None
-    check_outputs([(o, p) for o, p in (("--json", json_path), ("--output", out_path)) if p],
-                  job_inputs(job))
+    outputs = [(o, p) for o, p in (("--json", json_path), ("--output", out_path)) if p]
+    check_outputs(outputs, job_inputs(job), job.repo)
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
 
@@ -206,10 +209,11 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
         _end_progress(progress)
     _say_scope(job)
     text = render(fmt, report) if fmt != "table" else _table(report, output is None)
+    check_outputs(outputs, job_inputs(job), job.repo)  # again: now every file read is known
     if json_path:  # first: the job-log copy must not depend on stdout's reader
-        write_output(json_path, render("json", report))
+        write_output(json_path, render("json", report), job.repo)
     if out_path:
-        write_output(out_path, text)
+        write_output(out_path, text, job.repo)
     else:
         write_stdout(text)
     code = report.exit_code()
@@ -469,7 +473,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
               torch_version=torch_version, submit_args=args)
     refuse_empty(("--json", json_file))
     if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
-        check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job))
+        check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job), job.repo)
     progress = _progress(job)
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
                  fail_on=Severity.parse(fail_on), on_done=progress)
@@ -502,7 +506,8 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
                              for x in said.splitlines()), err=True)
     if json_file:
         _write_sbatch_json(json_file, job_id, render("json", report), job_inputs(job),
-                           maybe_queued=job_id is not None or unknown is not None)
+                           maybe_queued=job_id is not None or unknown is not None,
+                           repo=job.repo)
     if unknown is not None:
         held = " It was submitted held (--force): `scontrol release` it once found." \
             if force and not passed else ""
@@ -519,14 +524,14 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
 
 
 def _write_sbatch_json(pattern: str, job_id: Optional[str], text: str, inputs: list,
-                       maybe_queued: bool) -> None:
+                       maybe_queued: bool, repo: Optional[Path] = None) -> None:
     """The --json report; once a job may be queued, a failure to write it is a warning
     (an error exit would invite a second submission)."""
     path = expand_output_pattern(pattern, dict(os.environ, SLURM_JOB_ID=job_id)
                                  if job_id else None)
     try:
-        check_outputs([("--json", path)], inputs)
-        write_output(path, text)
+        check_outputs([("--json", path)], inputs, repo)
+        write_output(path, text, repo)
     except InputError as exc:
         if not maybe_queued:
             raise

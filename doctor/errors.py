@@ -53,6 +53,8 @@ def read_input(path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
                              f"(at most {max_bytes // 1024 // 1024} MiB)")
         with open(path, "rb", opener=_nonblocking) as fh:  # swapped for a FIFO meanwhile
             raw = fh.read(max_bytes + 1)
+            from doctor import fs  # (fs imports this module)
+            fs.note_read(path, os.fstat(fh.fileno()))  # an input: no report goes over it
     except FileNotFoundError:
         raise InputError(f"{kind} not found: {path}") from None
     except IsADirectoryError:

@@ -5,11 +5,18 @@ file still reads what the check read (`Edit.old`); one that overlaps an edit
 already taken waits for the next `doctor fix`. Files are replaced whole, each
 once (doctor/outputs.replace_file), and only after the file is read again and
 found unchanged. Nothing else is touched: not the git index, not other lines.
+
+Only regular files whose real path is inside the repo are edited: a repo can commit
+`job.sbatch` or `.gitignore` as a symlink to anyone's file, and a fix that followed it
+would rewrite that file. A symlink to another file of the repo is followed, and the
+edit (and the preview) names the file it points to, by its own repo path: that is the
+file `git apply` patches. An edit of a file outside the repo is skipped with its reason.
 """
 from __future__ import annotations
 
 import difflib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -23,11 +30,17 @@ from doctor.outputs import replace_file
 
 @dataclass
 class FilePlan:
-    path: str  # as the edits name it: repo-relative, or absolute outside the repo
-    target: str  # the real path written
+    path: str  # as the edits name it: repo-relative, or absolute
+    target: str  # the real path written: inside the repo
     before: Optional[bytes]  # None: the file does not exist yet
     lines: list
+    top: str = ""  # the repo's real path
     taken: list = field(default_factory=list)  # (order, Edit)
+
+    @property
+    def rel(self) -> str:
+        """The file's own path in the repo (a symlink's target's): what the preview names."""
+        return os.path.relpath(self.target, self.top) if self.top else self.path
 
     def after(self) -> bytes:
         out, pos = [], 0  # pos: lines of `before` already copied
@@ -61,7 +74,10 @@ class Plan:
     unsafe_left: int = 0  # findings whose edits need --unsafe
 
     def changed(self) -> list:
-        return [f for f in self.files.values() if f.taken and f.after() != (f.before or b"")]
+        """The files the taken edits change, each once (two names may lead to one file)."""
+        out = {id(f): f for f in self.files.values()
+               if f.taken and f.after() != (f.before or b"")}
+        return list(out.values())
 
 
 def plan(repo: Path, results: list, unsafe: bool = False, log: object = None) -> Plan:
@@ -94,8 +110,8 @@ def plan(repo: Path, results: list, unsafe: bool = False, log: object = None) ->
 def _why_not(p: Plan, repo: Path, edits: tuple, log: object) -> str:
     for e in edits:
         fp = p.files.get(e.path) or _load(p, repo, e.path, log)
-        if fp is None:
-            return f"{e.path} cannot be read"
+        if isinstance(fp, str):
+            return fp
         if e.start_line == 1 and e.end_line == 0 and fp.before is None:
             continue  # a new file
         if fp.before is None:
@@ -111,19 +127,38 @@ def _why_not(p: Plan, repo: Path, edits: tuple, log: object) -> str:
     return ""
 
 
-def _load(p: Plan, repo: Path, path: str, log: object) -> Optional[FilePlan]:
+def inside(real: str, top: str) -> bool:
+    """Whether the real path `real` is the repo's real path `top` or below it."""
+    return real == top or real.startswith(top.rstrip("/") + "/")
+
+
+def _load(p: Plan, repo: Path, path: str, log: object) -> "FilePlan | str":
+    """The file an edit names, read now; else why it is not edited."""
+    top = fs.realpath(repo)
     target = absolute(repo, path)
     real = fs.realpath(target)
+    if not inside(real, top):  # a symlink (of the file or a directory above) leaves the repo
+        named = os.path.normpath(target)
+        if inside(named, os.path.normpath(repo)):
+            named = os.path.relpath(named, repo)
+        return (f"{named} leads outside the repository (to {real}): `doctor fix` edits "
+                "only files inside it")
+    same = next((f for f in p.files.values() if f.target == real), None)
+    if same is not None:  # a symlink in the repo and the file it names: one file
+        p.files[path] = same
+        return same
     st = fs.stat(real)
     if st is None:
         if os.path.lexists(target) and not os.path.lexists(real):
-            return None  # a dangling symlink: not a new file to create
-        fp = FilePlan(path, real, None, [])
+            return f"{path} cannot be read"  # a dangling symlink: not a new file to create
+        fp = FilePlan(path, real, None, [], top)
+    elif not stat.S_ISREG(st.st_mode):
+        return f"{path} is not a regular file"
     else:
         data = fs.read_bytes(real, log)  # type: ignore[arg-type]
         if data is None:
-            return None
-        fp = FilePlan(path, real, data, split_lines(decode(data)))
+            return f"{path} cannot be read"
+        fp = FilePlan(path, real, data, split_lines(decode(data)), top)
     p.files[path] = fp
     return fp
 
@@ -132,9 +167,9 @@ def unified_diff(fp: FilePlan) -> str:
     """The file's change as a unified diff (`git apply` and `patch -p1` take it)."""
     old = fp.lines
     new = split_lines(decode(fp.after()))
-    src = "/dev/null" if fp.before is None else f"a/{fp.path.lstrip('/')}"
+    src = "/dev/null" if fp.before is None else f"a/{fp.rel}"
     out = []
-    for line in difflib.unified_diff(old, new, src, f"b/{fp.path.lstrip('/')}", n=3):
+    for line in difflib.unified_diff(old, new, src, f"b/{fp.rel}", n=3):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
@@ -142,6 +177,8 @@ def unified_diff(fp: FilePlan) -> str:
 def write(fp: FilePlan) -> None:
     """Replace the file with the fixed text, unless it changed since it was read."""
     def unchanged() -> bool:
+        if fp.top and fs.realpath(fp.target) != fp.target:  # a directory above became a link
+            return False
         now = fs.read_bytes(fp.target) if os.path.lexists(fp.target) else None
         return now == fp.before
 

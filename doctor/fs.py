@@ -54,6 +54,44 @@ class Unreadable:
 
 Log = Optional[Unreadable]
 
+# The files a command read whole: (st_dev, st_ino) -> the path as read. A report must
+# never be written over one of them (doctor/outputs.py check_outputs), and the guard
+# cannot know them before the checks ran: a sourced env.sh, an --exclude-from file, a
+# Python source. None outside a CLI command (a library caller keeps no record).
+# Sniffs (a script's first 16 KiB, a core header) are not inputs: a previous report
+# that the job model looked at and passed over may be written again.
+_reads: Optional[dict] = None
+
+
+def record_reads() -> None:
+    """Begin a new record of the files read (the CLI, at each command's start)."""
+    global _reads
+    _reads = {}
+
+
+def end_reads() -> None:
+    global _reads
+    _reads = None
+
+
+def note_read(path: Any, st: Optional[os.stat_result] = None) -> None:
+    """Record that the run read `path` whole (`st`: its fstat, when the reader has one).
+    For the readers that do not go through read_bytes; a dict store under the GIL needs
+    no lock."""
+    if _reads is None:
+        return
+    if st is None:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return
+    _reads.setdefault((st.st_dev, st.st_ino), os.fspath(path))
+
+
+def read_by_run(st: os.stat_result) -> Optional[str]:
+    """The path under which this command read the file `st` describes, else None."""
+    return None if _reads is None else _reads.get((st.st_dev, st.st_ino))
+
 
 def _note(log: Log, path: Any, exc: OSError) -> None:
     if log is not None:
@@ -94,9 +132,13 @@ def read_bytes(path: Any, log: Log = None, limit: Optional[int] = None) -> Optio
         return None
     try:
         with open(fd, "rb", closefd=True) as fh:
-            if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            st = os.fstat(fd)
+            if not _stat.S_ISREG(st.st_mode):
                 return None
-            return fh.read() if limit is None else fh.read(limit)
+            if limit is None:
+                note_read(path, st)
+                return fh.read()
+            return fh.read(limit)
     except OSError as exc:  # EIO, or EAGAIN from a /proc file such as kmsg
         _note(log, path, exc)
         return None

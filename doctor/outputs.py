@@ -3,28 +3,156 @@
 A regular file (or a new one) is written to a temp file beside it, synced, then renamed
 over it: a reader sees the old report or the new one, never a part, and a failure
 (a full disk) leaves the old one as it was and no temp file. A stream is written
-directly: /dev/stdout and /dev/stderr are the doctor's own, a character device
-(/dev/null, a terminal) or a FIFO with a reader is opened without blocking. Anything
-else (a directory, a FIFO with no reader, a block device, a socket) is refused.
+directly: /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are file descriptors
+the doctor was given (`3>>job.log`, `>(cat > out)`), written as they are open (append
+mode appends); a character device (/dev/null, a terminal) or a FIFO with a reader is
+opened without blocking. Anything else (a directory, a FIFO with no reader, a block
+device, a socket) is refused.
+
+Where the report goes is resolved one name at a time, as the kernel would: a symlink
+the user made (~/latest.json -> /data/r.json) is followed, but one that lies inside the
+repo being checked and leads out of it is refused. A repo can commit
+`reports/doctor.json` as a link to any file of the user's, and the report would
+replace that file.
 """
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
+import re
+import select
 import socket
 import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, NamedTuple, Optional
 
 import click
 
+from doctor import fs
 from doctor.errors import InputError
 from doctor.secrets import scrub
 
-STREAMS = {"/dev/stdout": 1, "/dev/fd/1": 1, "/proc/self/fd/1": 1,
-           "/dev/stderr": 2, "/dev/fd/2": 2, "/proc/self/fd/2": 2}
+# a file descriptor named as a path (as written; a symlink to one is found by _target)
+_NAMED_FD = re.compile(r"/dev/(?:(stdin)|(stdout)|(stderr)|fd/(\d+))\Z"
+                       r"|/proc/(?:self|thread-self|(\d+)(?:/task/\d+)?)/fd/(\d+)\Z")
+_FD_DIR = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd\Z")  # /dev/fd and /proc/self/fd lead here
+MAX_LINKS = 40  # as the kernel's ELOOP
+_given: Optional[dict] = None  # fd -> (st_dev, st_ino) when the command began; None: unknown
+
+
+def begin_command() -> None:
+    """At a command's start (the CLI group): note the file descriptors the doctor was
+    given, so that `/dev/fd/N` never names one it opened itself (a spooled git's file),
+    and begin the record of the files the command reads (doctor/fs.py)."""
+    global _given
+    given = {}
+    try:
+        for name in os.listdir("/proc/self/fd"):
+            try:
+                st = os.fstat(int(name))
+            except (OSError, ValueError):  # the listing's own fd, closed by now
+                continue
+            given[int(name)] = (st.st_dev, st.st_ino)
+        _given = given
+    except OSError:   # no /proc: any fd open at write time is taken as given
+        _given = None
+    fs.record_reads()
+
+
+def end_command() -> None:
+    fs.end_reads()
+
+
+class Target(NamedTuple):
+    fd: Optional[int]  # a file descriptor of this process: the report is written to it
+    real: str          # else the real path, up to the first name that does not exist
+
+
+def _inside(real: str, top: str) -> bool:
+    return real == top or real.startswith(top.rstrip("/") + "/")
+
+
+def _label(option: str, path: str) -> str:
+    return f"{option} {path}" if option else path
+
+
+def _target(option: str, path: str, repo: Optional[Path] = None) -> Target:
+    """Where a report named `path` goes: resolved one name at a time (the kernel's way:
+    `a/../b` goes through what `a` is), so that each symlink on the way is seen.
+    InputError for a symlink inside `repo` that leads out of it, and for a file
+    descriptor of another process."""
+    named = _NAMED_FD.match(os.path.normpath(os.path.abspath(path)))
+    if named:
+        std, out, err, fd, pid, pfd = named.groups()
+        if pid is not None and int(pid) != os.getpid():
+            raise InputError(f"{_label(option, path)}: a file descriptor of "
+                             "another process")
+        return Target(0 if std else 1 if out else 2 if err else int(fd or pfd), path)
+    top = fs.realpath(repo) if repo is not None else None
+    start = path if os.path.isabs(path) else f"{fs.cwd()}/{path}"
+    todo = start.split("/")[::-1]  # the names left, the next one last
+    done, hops = "/", 0
+    while todo:
+        name = todo.pop()
+        if name in ("", "."):
+            continue
+        if name == "..":
+            done = os.path.dirname(done)
+            continue
+        in_fd_dir = _FD_DIR.match(done)
+        if (in_fd_dir or done == "/dev/fd") and name.isdigit() and not todo:
+            if in_fd_dir and int(in_fd_dir[1]) != os.getpid():
+                raise InputError(f"{_label(option, path)}: a file descriptor "
+                                 "of another process")
+            return Target(int(name), path)
+        here = os.path.join(done, name)
+        try:
+            st = os.lstat(here)
+        except (OSError, ValueError):  # not there (to be created), or for the write to say
+            return Target(None, os.path.normpath(os.path.join(here, *todo[::-1])))
+        if not stat.S_ISLNK(st.st_mode):
+            done = here
+            continue
+        hops += 1
+        if hops > MAX_LINKS:
+            raise InputError(f"{_label(option, path)}: too many levels of "
+                             "symbolic links")
+        if top is not None and _inside(here, top) and not _inside(fs.realpath(here), top):
+            raise InputError(
+                f"{_label(option, path)}: {os.path.relpath(here, top)} is a symlink in the "
+                f"repository to {fs.realpath(here)}, outside it; no report is written "
+                "through it: name another path")
+        try:
+            link = os.readlink(here)
+        except OSError as exc:
+            raise InputError(f"cannot write {_label(option, path)}: {exc.strerror}") from None
+        if link.startswith("/"):
+            done = "/"
+        todo.extend(link.split("/")[::-1])
+    return Target(None, done)
+
+
+def _fd_stat(option: str, path: str, fd: int) -> os.stat_result:
+    """The open file behind a named fd; InputError unless the doctor was given it (at
+    the command's start) open for writing."""
+    try:
+        st = os.fstat(fd)
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except OSError:
+        raise InputError(f"{_label(option, path)}: file descriptor {fd} is "
+                         "not open") from None
+    if fd > 2 and _given is not None and _given.get(fd) != (st.st_dev, st.st_ino):
+        raise InputError(f"{_label(option, path)}: file descriptor {fd} is "
+                         "not open")  # not one the caller gave: the doctor's own
+    if mode == os.O_RDONLY:
+        raise InputError(f"{_label(option, path)}: file descriptor {fd} is "
+                         "open read-only")
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{_label(option, path)} is a directory: name a file")
+    return st
 
 
 def expand_output_pattern(path: str, env: Optional[Mapping[str, str]] = None) -> str:
@@ -66,24 +194,31 @@ def refuse_empty(*options: tuple) -> None:
             raise InputError(f"{option} {value!r} names no file: name a file")
 
 
-def check_outputs(outputs: Iterable[tuple], inputs: Iterable) -> None:
-    """Refuse (InputError) an output that is one of the run's inputs, the same file as
-    another output, or a kind of file a report cannot go to. `outputs`: (option, path)."""
+def check_outputs(outputs: Iterable[tuple], inputs: Iterable,
+                  repo: Optional[Path] = None) -> None:
+    """Refuse (InputError) an output that is one of the run's inputs (`inputs`, and each
+    file the command read so far: doctor/fs.py's record), the same file as another
+    output, a path through a symlink of `repo` that leads out of it, or a kind of file
+    a report cannot go to. `outputs`: (option, path). Called before the run, with the
+    inputs known then, and again before anything is written, with all of them."""
     seen_in: dict = {}
     for p in inputs:
         try:
             found = os.stat(p)
-        except OSError:
+        except (OSError, ValueError):
             continue
         seen_in.setdefault((found.st_dev, found.st_ino), str(p))
     seen_out: dict = {}
     for option, path in outputs:
-        if os.path.normpath(os.path.abspath(path)) in STREAMS:
-            continue
-        st = _stat(path)
-        if st is not None and (st.st_dev, st.st_ino) in seen_in:
-            raise InputError(f"{option} {path} would overwrite an input of this run "
-                             f"({seen_in[(st.st_dev, st.st_ino)]}): name another file")
+        where = _target(option, path, repo)
+        st = _fd_stat(option, path, where.fd) if where.fd is not None else _stat(where.real)
+        if st is not None and stat.S_ISREG(st.st_mode) and where.fd not in (1, 2):
+            named = seen_in.get((st.st_dev, st.st_ino)) or fs.read_by_run(st)
+            if named:
+                raise InputError(f"{option} {path} would overwrite an input of this run "
+                                 f"({named}): name another file")
+        if where.fd is not None:
+            continue  # a stream: two reports to one fd follow each other
         if st is not None and stat.S_ISDIR(st.st_mode):
             raise InputError(f"{option} {path} is a directory: name a file")
         if st is not None and not stat.S_ISREG(st.st_mode) and \
@@ -92,7 +227,7 @@ def check_outputs(outputs: Iterable[tuple], inputs: Iterable) -> None:
                              "device: name a file")
         if not _is_file(st):
             continue  # `--output /dev/null --json /dev/null` writes twice to the same sink
-        keys = [os.path.realpath(path)] + ([(st.st_dev, st.st_ino)] if st else [])
+        keys = [where.real] + ([(st.st_dev, st.st_ino)] if st else [])
         same = next((seen_out[k] for k in keys if k in seen_out), None)
         if same:
             raise InputError(f"{option} {path} is the same file as {same}: each report "
@@ -100,18 +235,24 @@ def check_outputs(outputs: Iterable[tuple], inputs: Iterable) -> None:
         seen_out.update({k: f"{option} {path}" for k in keys})
 
 
-def write_output(path: str, text: str) -> None:
-    """Write a report file as this module's docstring says; InputError when it cannot."""
+def write_output(path: str, text: str, repo: Optional[Path] = None) -> None:
+    """Write a report file as this module's docstring says; InputError when it cannot.
+    `repo`: no symlink of it that leads out is followed (checked again here, as the
+    path is resolved for the write)."""
     data = scrub(text).encode("utf-8")  # the output boundary: no secret leaves (secrets.py)
-    fd = STREAMS.get(os.path.normpath(os.path.abspath(path)))
-    if fd is not None:
-        (sys.stdout if fd == 1 else sys.stderr).flush()
-        return _write_all(fd, data, path)
-    target = os.path.realpath(path)  # a symlink stays; the file it names gets the report
-    st = _stat(target)
+    where = _target("", path, repo)
+    if where.fd is not None:
+        _fd_stat("", path, where.fd)
+        for stream in (sys.stdout, sys.stderr):  # what the doctor printed comes first
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        return _write_all(where.fd, data, path)
+    st = _stat(where.real)  # a symlink stays; the file it names gets the report
     if not _is_file(st):
-        return _write_stream(path, data)
-    replace_file(path, target, data, st)
+        return _write_stream(where.real, data, path)
+    replace_file(path, where.real, data, st)
 
 
 def replace_file(path: str, target: str, data: bytes, st: Optional[os.stat_result],
@@ -200,10 +341,10 @@ def append_output(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _write_stream(path: str, data: bytes) -> None:
+def _write_stream(real: str, data: bytes, path: str) -> None:
     """A character device or a FIFO: opened without blocking, never truncated."""
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        fd = os.open(real, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
         why = "a FIFO with no reader" if exc.errno == errno.ENXIO else exc.strerror
         raise InputError(f"cannot write {path}: {why}") from None
@@ -221,7 +362,10 @@ def _write_all(fd: int, data: bytes, path: str) -> None:
     view = memoryview(data)
     try:
         while view:
-            view = view[os.write(fd, view):]
+            try:
+                view = view[os.write(fd, view):]
+            except BlockingIOError:  # a given fd in non-blocking mode: wait for room
+                select.select([], [fd], [])
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror}") from None
 

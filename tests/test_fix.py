@@ -209,10 +209,13 @@ def test_write_fixes_keeps_the_mode_and_then_has_nothing_to_fix(tmp_path, capsys
 
 
 def test_a_symlinked_script_stays_a_symlink(tmp_path, capsys):
+    """A link to another file of the repo (one leading out of it is never followed:
+    tests/test_attack_writes.py)."""
     repo = crlf_repo(tmp_path)
-    real = tmp_path / "real.sbatch"
+    real = repo / "scripts" / "real.sbatch"
+    real.parent.mkdir()
     shutil.move(repo / "job.sbatch", real)
-    (repo / "job.sbatch").symlink_to(real)
+    (repo / "job.sbatch").symlink_to("scripts/real.sbatch")
     code, _, err = main3(capsys, "fix", "--repo", str(repo), "--write")
     assert code == 0, err
     assert (repo / "job.sbatch").is_symlink() and b"\r" not in real.read_bytes()

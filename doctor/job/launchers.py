@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Optional
 
+from doctor import fs
 from doctor.job.env import EnvState
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import PREFIXES, expand, split_commands
@@ -242,6 +243,7 @@ def _env_file(name: str, inside: EnvState, script: SbatchScript, line: int,
         text = path.read_text(errors="replace")
     except OSError:
         return
+    fs.note_read(path)  # an input: no report goes over it
     where = rel(path)
     for fline, words in split_commands(text):
         for w in words:

@@ -76,6 +76,7 @@ def _read_source(path: Any, log: fs.Log) -> Optional[bytes]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
             return None
+        fs.note_read(path, st)  # an input: no report goes over it
         data = os.read(fd, st.st_size + 1)
         if len(data) <= st.st_size:
             return data
