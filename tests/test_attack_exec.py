@@ -10,6 +10,7 @@ still be right (the installed torch's version, the venv's packages, the changed 
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import result_of, run_json
+from conftest import ROOT, result_of, run_doctor, run_json, validate_report
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
@@ -144,6 +145,64 @@ def test_static_runs_nothing_and_imports_no_torch(tmp_path):
     assert _planted(markers) == []
     assert "torch_build" not in doc["facts"]
     assert not any(r["status"] == "error" for r in doc["results"]), doc["results"]
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc builds the LD_PRELOAD canary")
+def test_fix_and_sbatch_run_what_no_smoke_runs_and_nothing_of_the_repo(tmp_path):
+    """`doctor fix` and `doctor sbatch` run the checks as `--no-smoke` does; sbatch is the
+    one on this node's PATH, not the one the job script puts first on its own."""
+    markers = tmp_path / "markers"
+    repo = _hostile_repo(tmp_path, markers)
+    env = {"PATH": os.environ["PATH"], "SLURM_SUBMIT_DIR": str(repo)}
+    proc = run_doctor("fix", "--repo", str(repo), "--sbatch", str(repo / "job.sbatch"), env=env)
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr, proc.stderr
+    assert _planted(markers) == []
+    host = tmp_path / "host"
+    _exe(host / "sbatch", f"#!/bin/sh\ntouch '{tmp_path / 'host-sbatch'}'\necho 4242\n")
+    proc = run_doctor("sbatch", "--only", "gpu-not-visible", "--repo", str(repo),
+                      str(repo / "job.sbatch"), env=dict(env, PATH=f"{host}:{env['PATH']}"))
+    assert (proc.returncode, proc.stdout) == (0, "4242\n"), proc.stderr
+    assert (tmp_path / "host-sbatch").exists() and _planted(markers) == []
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc builds the LD_PRELOAD canary")
+def test_gather_runs_on_each_node_what_a_run_runs_and_nothing_of_the_repo(tmp_path):
+    """Two tasks of a gathered run (test_gather's loopback set-up) read the hostile job."""
+    from test_gather import finish, free_port, task_env
+
+    markers = tmp_path / "markers"
+    repo = _hostile_repo(tmp_path, markers)
+    port = free_port()
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "doctor", "run", "--gather", "--no-smoke", "--format", "json",
+         "--only", "package-not-importable,container-deps-missing,gpu-not-visible",
+         "--repo", str(repo), "--sbatch", str(repo / "job.sbatch")],
+        env=task_env(rank, 2, port, {"SLURM_SUBMIT_DIR": str(repo)}), cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for rank in range(2)]
+    (code, out, err), _ = finish(procs)
+    doc = validate_report(json.loads(out))
+    assert [n["status"] for n in doc["nodes"]] == [doc["nodes"][0]["status"]] * 2, err
+    assert _planted(markers) == []
+    deps = result_of(doc, "container-deps-missing")
+    assert [f["data"]["module"] for f in deps["findings"]] == ["tifffile"], deps
+
+
+def test_show_and_diff_run_nothing(tmp_path):
+    """A saved report is read, never acted on: from inside a repository whose git would
+    run its filters and hooks, with a PATH whose every tool leaves a marker."""
+    markers = tmp_path / "markers"
+    repo = _hostile_git_repo(tmp_path, markers)
+    report = tmp_path / "report.json"
+    code, doc = run_json("--static", "--repo", str(repo), "--json", str(report),
+                         env={"PATH": os.environ["PATH"]})
+    assert _planted(markers) == [] and report.exists()
+    for tool in ("git", "python", "python3", "sh", "bash", "sbatch", "srun", "scontrol"):
+        _exe(tmp_path / "tools" / tool, _marker_script(markers, f"path-{tool}"))
+    env = {"PATH": f"{tmp_path / 'tools'}:{os.environ['PATH']}"}
+    for argv in (["show", str(report)], ["diff", str(report), str(report)]):
+        proc = run_doctor(*argv, cwd=repo, env=env)
+        assert proc.returncode == 0 and proc.stdout, proc.stderr
+    assert _planted(markers) == []
 
 
 def test_a_container_lookup_gets_no_job_variable_no_repo_bind_and_no_repo_image(tmp_path):
@@ -272,7 +331,6 @@ def test_a_filter_git_cannot_be_told_to_leave_alone_stops_the_run(tmp_path):
     with (repo / ".git" / "config").open("a") as fh:
         fh.write(f'[filter "a=b"]\n\tclean = touch {markers}/eq-clean; cat\n')
     (repo / "train.py").write_text("import os\nimport re\n")
-    from conftest import run_doctor
     proc = run_doctor("run", "--static", "--changed-since", "HEAD", "--repo", str(repo),
                       env={"PATH": os.environ["PATH"]})
     assert proc.returncode == 2 and "filter driver 'a=b'" in proc.stderr, proc.stderr
