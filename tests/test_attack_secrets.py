@@ -112,9 +112,9 @@ def written(folder: Path) -> dict:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def doctor(*args: str, env: dict | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+def doctor(*args: str, env: dict | None = None) -> subprocess.Popen:
     """The real CLI, as a user runs it, started (several run at once)."""
-    return subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd,
+    return subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=ROOT,
                             env=clean_env({"WANDB_API_KEY": LOGIN_KEY, **(env or {})}),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
@@ -256,7 +256,7 @@ def test_sbatch_force_prints_and_appends_no_secret(tmp_path):
     env = fake_slurm(tmp_path / "bin", log)
     proc, = finished([doctor("sbatch", "--repo", str(repo), "--force", "--json",
                              str(tmp_path / "sbatch.json"), str(repo / SCRIPTS[1]),
-                             "--nodes=2", env=env, cwd=repo)])  # num_nodes: 1 fails
+                             "--nodes=2", env=env)])  # num_nodes: 1 fails
     assert proc.returncode == 0 and proc.stdout == "4251\n", proc.stderr
     assert "sbatch: warning: --export holds NOTIFY=*** and DB_PASS=***" in proc.stderr
     text = log.read_text()
