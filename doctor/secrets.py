@@ -358,7 +358,8 @@ def scrub(text: str) -> str:
     return mask_text(text, known)
 
 
-# Where a match would begin inside an escape: `\n`, `\u00e9`, `&amp;`, `&#10;`.
+# Where a match would begin inside an escape: right after `\`, within `\u00e9`,
+# `&amp;` or `&#10;` (masking from there would break the JSON or XML).
 _IN_ESCAPE = re.compile(r"(?:\\(?:u[0-9A-Fa-f]{0,3})?|&#?[A-Za-z0-9]{0,8})\Z")
 
 
