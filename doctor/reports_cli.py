@@ -87,7 +87,16 @@ def load_report(path: str) -> dict:
                          "deeply") from None
     except ValueError as exc:
         where = "the last report block of " if from_log else ""
-        raise InputError(f"{where}{name} is not valid JSON: {exc}") from None
+        error = InputError(f"{where}{name} is not valid JSON: {exc}")
+        if from_log:
+            raise error from None
+        # a job log whose first output is JSON (a JSON-lines logger), then a report block
+        try:
+            with _open_regular(path, name) as fh:
+                text = _last_block(fh, name)
+            doc = json.loads(text)
+        except (InputError, OSError, ValueError, RecursionError):
+            raise error from None
     if _deeper_than(doc, MAX_NESTING):
         raise InputError(f"{name} is not a doctor report: its JSON nests more than "
                          f"{MAX_NESTING} levels deep")

@@ -50,6 +50,17 @@ def run_doctor(*args: str, cwd: Path | None = None, env: dict | None = None,
                           env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
+def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
+    """Bad input as a user must see it: exit 2 and one `doctor: error:` line naming it."""
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, \
+        proc.stderr[-2000:]
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("doctor: error: "), proc.stderr[-2000:]
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
 def run_json(*args: str, **kw) -> tuple:
     """(exit code, validated JSON report) from `doctor run --format json ...`."""
     proc = run_doctor("run", "--format", "json", *args, **kw)

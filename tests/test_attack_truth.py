@@ -122,6 +122,8 @@ def test_a_repo_git_refuses_is_an_error_with_gits_message(tmp_path):
             res = result_of(doc, check_id)
             assert res["status"] == "error", res
             assert "detected dubious ownership" in res["reason"], res
+            # with git's own remedy, not cut before it
+            assert f"git config --global --add safe.directory {repo}" in res["reason"], res
 
 
 def test_changed_since_in_a_repo_git_refuses_says_why(tmp_path):

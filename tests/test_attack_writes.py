@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, clean_env, run_doctor, run_main, validate_report
+from conftest import FIXTURES, clean_env, one_line_exit_2, run_doctor, run_main, validate_report
 from harness import materialize
 
 CRLF_SCRIPT = b"#!/bin/bash\r\n#SBATCH -N 1\r\nsrun python train.py\r\n"
@@ -35,14 +35,6 @@ def committed(repo: Path) -> Path:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the attacker's commit")
     return repo
-
-
-def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
-    assert proc.stderr.startswith("doctor: error: "), proc.stderr
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
 
 
 def files_under(top: Path) -> dict:

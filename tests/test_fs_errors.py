@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, validate_report
+from conftest import ROOT, one_line_exit_2, validate_report
 
 DROP = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search",
         "--inh-caps", "-dac_override,-dac_read_search"]
@@ -46,14 +46,6 @@ def doctor(*args: str, cwd: Path, unprivileged: bool = False) -> subprocess.Comp
 def no_internal_error(proc: subprocess.CompletedProcess) -> None:
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, \
         proc.stderr[-2000:]
-
-
-def one_line_exit_2(proc: subprocess.CompletedProcess, needle: str) -> None:
-    no_internal_error(proc)
-    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("doctor: error: "), proc.stderr
-    assert needle in lines[0], lines[0]
 
 
 def deep_file(top: Path, name: str) -> Path:

@@ -998,10 +998,8 @@ def report_file(draw, base: Path) -> tuple:
         if draw(st.booleans()):
             del lines[draw(st.integers(0, len(lines) - 1))]
             doc = None
-        before = draw(TEXT).replace("\r", "")
-        if before.lstrip().startswith(("{", "[")):   # read as a JSON report, not as a log
-            doc = None
-        text = before + "\n" + "\n".join(lines) + "\n" + draw(TEXT)
+        # a log whose first text is a JSON brace is still read for its block
+        text = draw(TEXT).replace("\r", "") + "\n" + "\n".join(lines) + "\n" + draw(TEXT)
     elif how == 2:   # nested
         depth = draw(st.sampled_from([10, 500, 5000]))
         text = '{"schema_version": 1, "results": ' + "[" * depth + "]" * depth + "}"

@@ -18,15 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, run_doctor, run_main, validate_report
-
-
-def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
-    assert proc.stderr.startswith("doctor: error: "), proc.stderr
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
+from conftest import ROOT, one_line_exit_2, run_doctor, run_main, validate_report
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ import time
 import psutil
 import pytest
 
-from conftest import ROOT, make_pack, result_of, run_doctor, run_json, validate_report
+from conftest import (ROOT, make_pack, one_line_exit_2, result_of, run_doctor, run_json,
+                      validate_report)
 
 PROBE_PACK = '''
 import threading, time
@@ -50,14 +51,6 @@ def _asker(name):
 for _n in ("test-ask-a", "test-ask-b", "test-ask-c"):
     _asker(_n)
 '''
-
-
-def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
-    assert proc.returncode == 2, (proc.returncode, proc.stderr[-2000:])
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-2000:]
-    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
 
 
 def job_env_of(doc: dict) -> dict:

@@ -58,6 +58,22 @@ def test_show_reads_the_last_report_block_of_a_job_log(saved, tmp_path):
     assert run_doctor("show", str(log), "--format", "markdown").stdout == markdown
 
 
+def test_show_reads_the_block_of_a_log_whose_first_lines_are_json(saved, tmp_path):
+    """A JSON-lines logger writes before the doctor's block: the log is still a log."""
+    _, path = saved
+    log = tmp_path / "slurm-43.out"
+    log.write_text('{"event": "start", "rank": 0}\n{"event": "env"}\n'
+                   + as_json_block(path.read_text()) + '{"event": "step", "loss": 2.3}\n')
+    proc = run_doctor("show", str(log), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == path.read_text()
+    # and a JSON file that is neither a report nor a log with a block says it is not JSON
+    bad = tmp_path / "report.json"
+    bad.write_text('{"schema_version": 1,')
+    proc = run_doctor("show", str(bad))
+    assert proc.returncode == 2 and "is not valid JSON" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("text,says", [
     ("epoch 1\n", "holds no doctor report: neither a JSON report nor a job log with a "
                   f"`{BLOCK_BEGIN}` block"),

@@ -212,8 +212,10 @@ class GitError(RuntimeError):
 
 
 def _git_said(stderr: str) -> str:
+    # three lines: a refusal's remedy is git's third ("detected dubious ownership …;
+    # To add an exception for this directory, call:; git config --global --add …")
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    return "; ".join(lines[:2])[:300] or "no message"
+    return "; ".join(lines[:3])[:400] or "no message"
 
 
 def checked(res: CmdResult, what: str) -> CmdResult:
