@@ -1,8 +1,6 @@
 """The one error type that reaches the user as exit code 2."""
 from __future__ import annotations
 
-import os
-import stat
 from typing import Optional
 
 
@@ -38,33 +36,3 @@ def wide_encoding(raw: bytes) -> Optional[str]:
     if b"\0" not in high and low.count(0) * 2 >= len(low):
         return "utf-16-be"
     return None
-
-
-def read_input(path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
-    """The bytes of an input file; every way it can be unusable is one InputError line."""
-    try:
-        st = path.stat()
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError
-        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-            raise InputError(f"{path}: not a regular file, not a {kind}")
-        if st.st_size > max_bytes:
-            raise InputError(f"{path}: {st.st_size:,} bytes is too large for a {kind} "
-                             f"(at most {max_bytes // 1024 // 1024} MiB)")
-        with open(path, "rb", opener=_nonblocking) as fh:  # swapped for a FIFO meanwhile
-            raw = fh.read(max_bytes + 1)
-            from doctor import fs  # (fs imports this module)
-            fs.note_read(path, os.fstat(fh.fileno()))  # an input: no report goes over it
-    except FileNotFoundError:
-        raise InputError(f"{kind} not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a {kind}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    if b"\0" in raw[:8192] and wide_encoding(raw) is None:
-        raise InputError(f"{path}: binary file, not a {kind}")
-    return raw
-
-
-def _nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK)

@@ -15,7 +15,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
-from doctor.errors import InputError
+from doctor.errors import InputError, wide_encoding
 
 # errnos that mean "not there", not "could not be read"
 ABSENT = {errno.ENOENT, errno.ENOTDIR}
@@ -218,6 +218,12 @@ def glob_regex(pattern: str) -> "re.Pattern":
     return re.compile("".join(out) + r"\Z")
 
 
+def inside(real: str, top: str) -> bool:
+    """Whether the path `real` is `top` or lies below it (both as given: resolve them
+    first where links count)."""
+    return real == top or real.startswith(top.rstrip("/") + "/")
+
+
 def realpath(path: Any) -> str:
     """os.path.realpath that never raises (Path.resolve raises on a symlink loop)."""
     try:
@@ -285,3 +291,32 @@ def readable_dir(path: Path, kind: str) -> Path:
     except ValueError:
         raise InputError(f"{kind} is not a valid path: {path!r}") from None
     return path
+
+
+def read_input(path: Path, kind: str, max_bytes: int = 20 * 1024 * 1024) -> bytes:
+    """The bytes of an input file; every way it can be unusable is one InputError line."""
+    try:
+        st = path.stat()
+        if _stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError
+        if not _stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise InputError(f"{path}: not a regular file, not a {kind}")
+        if st.st_size > max_bytes:
+            raise InputError(f"{path}: {st.st_size:,} bytes is too large for a {kind} "
+                             f"(at most {max_bytes // 1024 // 1024} MiB)")
+        with open(path, "rb", opener=_nonblocking) as fh:  # swapped for a FIFO meanwhile
+            raw = fh.read(max_bytes + 1)
+            note_read(path, os.fstat(fh.fileno()))  # an input: no report goes over it
+    except FileNotFoundError:
+        raise InputError(f"{kind} not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory, not a {kind}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    if b"\0" in raw[:8192] and wide_encoding(raw) is None:
+        raise InputError(f"{path}: binary file, not a {kind}")
+    return raw
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Union
 
 from doctor.model import Severity
+from doctor.secrets import VOCABULARY
 
 ID_RE = re.compile(r"^[a-z][a-z0-9-]{2,39}$")
 # A check with any of these needs probes a live node (or runs user code), so
@@ -86,6 +87,7 @@ def check(id: str, *, title: str, severity: str = "error", tags: tuple = (),
         _REGISTRY[id] = CheckSpec(id=id, title=title, severity=Severity.parse(severity),
                                   func=func, tags=tuple(tags), needs=tuple(needs),
                                   timeout=timeout, module=func.__module__)
+        VOCABULARY.add(id)
         return func
 
     return register

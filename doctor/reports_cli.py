@@ -14,7 +14,7 @@ import click
 from doctor.errors import InputError
 from doctor.model import Severity
 from doctor.report import FORMATS, printable
-from doctor.submit import BLOCK_BEGIN, BLOCK_END
+from doctor.logblock import BLOCK_BEGIN, BLOCK_END
 
 STATUSES = {"pass", "fail", "skip", "error"}
 # What show and diff read, at most (exit 2 beyond): a report is kilobytes to tens of MiB

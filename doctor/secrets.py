@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, Iterable, Iterator
 
+from doctor.logblock import BLOCK_BEGIN, BLOCK_END
+
 MASK = "***"
 
 # A name's word parts (split at _ - . and camelCase; trailing digits dropped: TOKEN2) are
@@ -314,14 +316,17 @@ _COMMAND_RULES = ((_CURL, _CURL_USER), (_MYSQL, _MYSQL_PASSWORD), (_DOCKER_LOGIN
 _known: tuple = ()
 
 
+# The report's own vocabulary, never masked as a secret value: the ids of the checks
+# this process registered (doctor/registry.py adds each), so `DEPLOY_TOKEN=config-not-found`
+# leaves the check id readable.
+VOCABULARY: set = set()
+
+
 def remember(values: Iterable[str]) -> None:
     """Values `scrub` masks wherever their text is: the distinctive values of the job's
-    secret-named variables; not the id of a check this process registered, which is the
-    report's vocabulary (`DEPLOY_TOKEN=config-not-found`), read without discovering more."""
-    from doctor.registry import _REGISTRY
-
+    secret-named variables, less the report's VOCABULARY."""
     global _known
-    new = {v for v in values if is_distinctive(v) and v.strip() not in _REGISTRY} - set(_known)
+    new = {v for v in values if is_distinctive(v) and v.strip() not in VOCABULARY} - set(_known)
     if new:
         _known = tuple(sorted({*_known, *new}, key=len, reverse=True))
 
@@ -348,8 +353,7 @@ def scrub(text: str) -> str:
             return _last[2]  # `--format json --json FILE`: one report, scrubbed once
         _last[:] = known, text, _scrub_encoded(text, known)
         return _last[2]
-    from doctor.submit import BLOCK_BEGIN, BLOCK_END  # a job log: the table, then the JSON
-
+    # a job log: the table, then the JSON
     begin = text.find(BLOCK_BEGIN)
     end = text.find(BLOCK_END, begin)
     if begin >= 0 and end >= 0:

@@ -197,7 +197,7 @@ def _read_toml(path: Path) -> dict:
         import tomllib
     except ImportError:  # Python < 3.11
         import tomli as tomllib  # type: ignore[no-redef]
-    from doctor.errors import read_input
+    from doctor.fs import read_input
 
     raw = read_input(path, "settings file")
     try:

@@ -18,6 +18,7 @@ import signal
 from typing import Optional
 
 from doctor.errors import InputError
+from doctor.logblock import as_json_block
 from doctor.outputs import append_output
 from doctor.proc import run_cmd
 
@@ -112,16 +113,6 @@ def release(job_id: str) -> None:
 def as_comment(text: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
 
-
-# The JSON report in a job log, which `doctor show` and `doctor diff` read (docs/diff.md)
-BLOCK_BEGIN = "# ---- doctor report (json) ----"
-BLOCK_END = "# ---- end doctor report ----"
-
-
-def as_json_block(json_text: str) -> str:
-    """The JSON report as `#` lines between the two markers (each line kept exactly)."""
-    return "".join([BLOCK_BEGIN + "\n", *(f"# {line}\n" for line in json_text.splitlines()),
-                    BLOCK_END + "\n"])
 
 
 def submit_forced(script: str, sbatch_args: list, script_args: list, report_text: str,

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, clean_env, run_main, validate_report
-from doctor.submit import as_json_block
+from doctor.logblock import as_json_block
 
 FORMATS = ("table", "json", "junit", "sarif", "markdown")
 

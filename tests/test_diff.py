@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT, run_doctor, run_main, validate_report
-from doctor.submit import as_json_block
+from doctor.logblock import as_json_block
 
 OLD_SECRET, NEW_SECRET = "hf_oldSecretValue4d9a8e7f6c5b", "hf_newSecretValue1a2b3c4d5e6f"
 ADDED_SECRET = "sk_addedSecretValue9z8y7x6w5v"

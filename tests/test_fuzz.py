@@ -992,7 +992,7 @@ def report_file(draw, base: Path) -> tuple:
                       indent=draw(st.sampled_from([None, 2])))
     how = draw(st.integers(0, 5))
     if how == 1:   # in a job log, as `doctor sbatch --force` appends it
-        from doctor.submit import BLOCK_BEGIN, BLOCK_END
+        from doctor.logblock import BLOCK_BEGIN, BLOCK_END
         lines = [BLOCK_BEGIN] + ["# " + ln for ln in json.dumps(doc, indent=2).split("\n")] \
             + [BLOCK_END]
         if draw(st.booleans()):

@@ -2,7 +2,7 @@
 
 A check imports `doctor` and `doctor.<pkg>`, never another check: knowledge two checks
 share lives in doctor/job/ (or doctor/scanners/). The leaves (model, errors, secrets,
-proc) import nothing above them; job knowledge, scanners and probes never import the
+proc, logblock) import nothing above them; job knowledge, scanners and probes never import the
 engine (registry, runner, report, cli) or the multi-node transport. No cycles.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import defaultdict
 
 from conftest import ROOT
 
-LEAVES = {"doctor.model", "doctor.errors", "doctor.secrets", "doctor.proc"}
+LEAVES = {"doctor.model", "doctor.errors", "doctor.secrets", "doctor.proc", "doctor.logblock"}
 KNOWLEDGE = ("doctor.job", "doctor.scanners", "doctor.probes")
 ENGINE = ("doctor.registry", "doctor.runner", "doctor.report", "doctor.cli", "doctor.multinode")
 

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import FIXTURES, run_doctor, run_main
 from doctor.report import FORMATS
-from doctor.submit import BLOCK_BEGIN, BLOCK_END, as_json_block
+from doctor.logblock import BLOCK_BEGIN, BLOCK_END, as_json_block
 from test_sbatch_cli import doctor_sbatch, job  # noqa: F401  (fixtures)
 
 

@@ -11,7 +11,8 @@ from typing import Any, Iterator, Mapping, Optional
 
 import yaml
 
-from doctor.errors import InputError, read_input, wide_encoding
+from doctor.errors import InputError, wide_encoding
+from doctor.fs import read_input
 from doctor.model import Location
 
 # Training configs are kilobytes; a bigger YAML is data, and PyYAML needs seconds

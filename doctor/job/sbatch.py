@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
 from doctor import fs
-from doctor.errors import read_input, wide_encoding
+from doctor.errors import wide_encoding
+from doctor.fs import read_input
 from doctor.job.shell import split_commands, unquote
 
 # sbatch's short options (man sbatch) → the long name used as the key.
