@@ -67,36 +67,7 @@ def _last_block(fh, name: str) -> str:
 def load_report(path: str) -> dict:
     """The report document in a JSON report file, or in a job log's last report block."""
     name = printable(path)
-    try:
-        with _open_regular(path, name) as fh:
-            head = fh.read(4096).lstrip()
-            fh.seek(0)
-            from_log = not head.startswith(("{", "["))
-            size = os.fstat(fh.fileno()).st_size
-            if size > (MAX_LOG_BYTES if from_log else MAX_REPORT_BYTES):
-                raise InputError(f"{name}: {size:,} bytes is too large for a " + (
-                    f"job log (at most {MAX_LOG_BYTES >> 30} GiB)" if from_log
-                    else f"report (at most {MAX_REPORT_BYTES >> 20} MiB)"))
-            text = _last_block(fh, name) if from_log else fh.read(MAX_REPORT_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
-    try:
-        doc = json.loads(text)
-    except RecursionError:   # json's own limit: no report nests that deep
-        raise InputError(f"{name} is not a doctor report: its JSON is nested too "
-                         "deeply") from None
-    except ValueError as exc:
-        where = "the last report block of " if from_log else ""
-        error = InputError(f"{where}{name} is not valid JSON: {exc}")
-        if from_log:
-            raise error from None
-        # a job log whose first output is JSON (a JSON-lines logger), then a report block
-        try:
-            with _open_regular(path, name) as fh:
-                text = _last_block(fh, name)
-            doc = json.loads(text)
-        except (InputError, OSError, ValueError, RecursionError):
-            raise error from None
+    doc = _parsed(*_text(path, name), name)
     if _deeper_than(doc, MAX_NESTING):
         raise InputError(f"{name} is not a doctor report: its JSON nests more than "
                          f"{MAX_NESTING} levels deep")
@@ -106,6 +77,50 @@ def load_report(path: str) -> dict:
     # masked as it was written, but a report from elsewhere (an older doctor, a hand
     # edit, a job log) may hold a secret in clear: show and diff read it only masked
     return redact(doc, ())
+
+
+def _text(path: str, name: str) -> "tuple[str, bool, Optional[str]]":
+    """(the report's JSON text, whether it came from a log's block, the file's path to
+    read again as a log when the JSON is no report) of a regular file."""
+    try:
+        with _open_regular(path, name) as fh:
+            head = fh.read(4096).lstrip()
+            fh.seek(0)
+            size = os.fstat(fh.fileno()).st_size
+            too_large = InputError(f"{name}: {size:,} bytes is too large for a report (at "
+                                   f"most {MAX_REPORT_BYTES >> 20} MiB) or a job log (at "
+                                   f"most {MAX_LOG_BYTES >> 30} GiB)")
+            if not head.startswith(("{", "[")) or size > MAX_REPORT_BYTES:
+                if size > MAX_LOG_BYTES:
+                    raise too_large
+                try:
+                    return _last_block(fh, name), True, None
+                except InputError:
+                    if size > MAX_REPORT_BYTES:   # a JSON file, or a JSON-lines log
+                        raise too_large from None
+                    raise
+            # a JSON report, or a log whose first lines are JSON (a JSON-lines logger)
+            return fh.read(MAX_REPORT_BYTES + 1), False, path
+    except OSError as exc:
+        raise InputError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _parsed(text: str, from_log: bool, again: Optional[str], name: str) -> object:
+    try:
+        return json.loads(text)
+    except RecursionError:   # json's own limit: no report nests that deep
+        raise InputError(f"{name} is not a doctor report: its JSON is nested too "
+                         "deeply") from None
+    except ValueError as exc:
+        where = "the last report block of " if from_log else ""
+        error = InputError(f"{where}{name} is not valid JSON: {exc}")
+    if again is not None:   # not JSON as a whole: a log that began with JSON lines?
+        try:
+            with _open_regular(again, name) as fh:
+                return _parsed(_last_block(fh, name), True, None, name)
+        except (InputError, OSError):
+            pass
+    raise error
 
 
 def _open_regular(path: str, name: str) -> Any:

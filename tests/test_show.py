@@ -67,6 +67,15 @@ def test_show_reads_the_block_of_a_log_whose_first_lines_are_json(saved, tmp_pat
     proc = run_doctor("show", str(log), "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == path.read_text()
+    # a JSON-lines log past a report's 256 MiB cap is still a log (sparse: no disk used)
+    big = tmp_path / "slurm-44.out"
+    with big.open("w") as fh:
+        fh.write('{"step": 1, "loss": 2.3}\n')
+        fh.seek(270 * 1024 * 1024)
+        fh.write("\n" + as_json_block(path.read_text()))
+    proc = run_doctor("show", str(big), "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == path.read_text()
     # and a JSON file that is neither a report nor a log with a block says it is not JSON
     bad = tmp_path / "report.json"
     bad.write_text('{"schema_version": 1,')
