@@ -68,7 +68,24 @@ def test_two_scripts_that_source_each_other_ten_times_finish(tmp_path):
     assert code == 0
     step = _step(doc)
     assert (step["entry"], step["at"]) == ("train.py", "job.sbatch:4")
-    assert "a.sh sources or runs itself (through a.sh -> b.sh); not read again" in step["notes"]
+    assert "a.sh sources or runs itself (through a.sh -> b.sh -> a.sh -> b.sh); not read " \
+        "again" in step["notes"]
+
+
+def test_a_job_script_that_runs_itself_under_srun_behind_a_guard_is_walked_once_more(
+        tmp_path):
+    """A common form: the batch shell runs the script again under srun, where a guard
+    variable sends it to the training line. Bash reaches that line once per task; the
+    walk follows one re-entry, so the step is srun's on both nodes, not the batch step's."""
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n"
+                   'if [ -z "$INNER" ]; then\n  export INNER=1\n  srun bash job.sbatch\n'
+                   "  exit\nfi\ntorchrun --nproc-per-node=4 train.py\n")
+    (tmp_path / "train.py").write_text("print('train')\n")
+    code, doc, _ = _report("--static", "--sbatch", str(job), "--repo", str(tmp_path))
+    step = _step(doc)
+    assert step["chain"][0] == "srun (job.sbatch:6)", step
+    assert step["nodes"][0] == 2 and step["ranks_per_node"][0] == 4, step
 
 
 def test_a_fan_out_of_sources_stops_at_the_walk_budget_and_says_so(tmp_path):

@@ -254,11 +254,14 @@ def _slurm_env(state: EnvState, counts: dict, batch: Optional[SbatchScript]) -> 
 # ---- the walk ----------------------------------------------------------
 def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
           channel: str = "export") -> None:
-    """Walk a script file, unless it is being walked already: it sources or runs itself,
-    directly or through another script (bash recurses until it fails; noted)."""
+    """Walk a script file, unless it is being walked twice already: it sources or runs
+    itself, directly or through another script (bash recurses until it fails; noted).
+    One re-entry is walked: a job script that runs itself under srun behind a guard
+    (`if [ -z "$INNER" ]; then export INNER=1; srun bash $0; exit; fi`) has its
+    training step there, which bash reaches once."""
     active = ctx.budget.active
     key = fs.realpath(script.path)
-    if key in active:
+    if active.count(key) >= 2:
         note = (f"{script.rel} sources or runs itself (through "
                 f"{' -> '.join(ctx.job.rel(p) for p in active[active.index(key):])}); "
                 "not read again")
