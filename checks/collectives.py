@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
 from doctor.job.ranks import rank_conditional, same_on_every_rank
 from doctor.job.sources import dotted, raw_texts, source_path, tree_of, trees_mentioning
@@ -244,10 +244,10 @@ class Repo:
 
     def finally_line(self, rel: str, first_stmt: ast.stmt) -> int:
         """The line of the `finally:` keyword (the AST has no node for it)."""
-        try:
-            lines = self.sources[rel].read_text(errors="replace").splitlines()
-        except OSError:
+        text = fs.read_text(self.sources[rel])  # an input: no report goes over it
+        if text is None:
             return first_stmt.lineno
+        lines = text.splitlines()
         for n in range(first_stmt.lineno - 1, 0, -1):
             if re.match(r"\s*finally\s*:", lines[n - 1]):
                 return n

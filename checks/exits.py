@@ -73,7 +73,7 @@ def launched_modules(job: Job) -> list:
         tree = tree_of(job, src) if src is not None else None
         if src is None or not isinstance(tree, ast.Module):
             return None
-        text = src.read_text(errors="replace").splitlines()
+        text = (fs.read_text(src) or "").splitlines()  # an input: no report goes over it
         return Module(src, job.rel(src), tree, text)
 
     entries: dict = {}

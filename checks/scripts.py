@@ -5,16 +5,15 @@ from pathlib import Path
 from shlex import quote
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor import Finding, Location, Severity, Skip, check, edits, fs
 from doctor.errors import wide_encoding
 from doctor.job.context import Job
 
 
 def first_crlf_line(path: Path) -> Optional[int]:
     """The 1-based line of the first CRLF line break, or None."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    raw = fs.read_bytes(path)  # an input: no report goes over it
+    if raw is None:
         return None
     at = raw.find(b"\r\n")
     return None if at < 0 else raw.count(b"\n", 0, at) + 1

@@ -332,8 +332,10 @@ def fix_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
         sys.exit(1)
     for fp in changed:
         fixing.write(fp)
-        ids = sorted({cid for cid, f in plan.fixed if any(e.path == fp.path for e in f.edits)})
-        click.echo(f"fixed {printable(fp.path)} ({', '.join(ids)})")
+        # an edit may name the file under another name (a symlink in the repo): one plan
+        ids = sorted({cid for cid, f in plan.fixed
+                      if any(plan.files.get(e.path) is fp for e in f.edits)})
+        click.echo(f"fixed {printable(fp.rel)} ({', '.join(ids)})")
     # the same checks again, on the files as they are now: an edit may change what
     # other checks see, and what no edit could fix still fails the job
     sys.exit(_still_failing(run(new_job(), only=_split(only), skip=_split(skip),

@@ -10,7 +10,8 @@ Only regular files whose real path is inside the repo are edited: a repo can com
 `job.sbatch` or `.gitignore` as a symlink to anyone's file, and a fix that followed it
 would rewrite that file. A symlink to another file of the repo is followed, and the
 edit (and the preview) names the file it points to, by its own repo path: that is the
-file `git apply` patches. An edit of a file outside the repo is skipped with its reason.
+file `git apply` patches. An edit of a file outside the repo, or inside its git directory
+(a committed `.gitignore -> .git/config`), is skipped with its reason.
 """
 from __future__ import annotations
 
@@ -34,13 +35,13 @@ class FilePlan:
     target: str  # the real path written: inside the repo
     before: Optional[bytes]  # None: the file does not exist yet
     lines: list
-    top: str = ""  # the repo's real path
+    top: str  # the repo's real path
     taken: list = field(default_factory=list)  # (order, Edit)
 
     @property
     def rel(self) -> str:
         """The file's own path in the repo (a symlink's target's): what the preview names."""
-        return os.path.relpath(self.target, self.top) if self.top else self.path
+        return os.path.relpath(self.target, self.top)
 
     def after(self) -> bytes:
         out, pos = [], 0  # pos: lines of `before` already copied
@@ -72,6 +73,7 @@ class Plan:
     fixed: list = field(default_factory=list)  # (check id, finding) whose edits are taken
     skipped: list = field(default_factory=list)  # (check id, finding, why)
     unsafe_left: int = 0  # findings whose edits need --unsafe
+    git_dirs: Optional[list] = None  # the real paths of the repo's git dirs, once asked
 
     def changed(self) -> list:
         """The files the taken edits change, each once (two names may lead to one file)."""
@@ -127,9 +129,14 @@ def _why_not(p: Plan, repo: Path, edits: tuple, log: object) -> str:
     return ""
 
 
-def inside(real: str, top: str) -> bool:
-    """Whether the real path `real` is the repo's real path `top` or below it."""
-    return real == top or real.startswith(top.rstrip("/") + "/")
+def _git_dirs(repo: Path) -> list:
+    """The real paths of the repo's git directory and common directory (a worktree's,
+    a --separate-git-dir's may lie in the work tree under another name than .git)."""
+    from doctor.scanners.git import run_git
+    res = run_git(str(repo), "rev-parse", "--path-format=absolute", "--git-dir",
+                  "--git-common-dir", timeout=10)
+    return [fs.realpath(d) for d in res.stdout.splitlines() if d] \
+        if res.returncode == 0 else []
 
 
 def _load(p: Plan, repo: Path, path: str, log: object) -> "FilePlan | str":
@@ -137,12 +144,19 @@ def _load(p: Plan, repo: Path, path: str, log: object) -> "FilePlan | str":
     top = fs.realpath(repo)
     target = absolute(repo, path)
     real = fs.realpath(target)
-    if not inside(real, top):  # a symlink (of the file or a directory above) leaves the repo
-        named = os.path.normpath(target)
-        if inside(named, os.path.normpath(repo)):
-            named = os.path.relpath(named, repo)
+    named = os.path.normpath(target)
+    if fs.inside(named, os.path.normpath(repo)):
+        named = os.path.relpath(named, repo)
+    if not fs.inside(real, top):  # a symlink (of the file or a directory above) leaves the repo
         return (f"{named} leads outside the repository (to {real}): `doctor fix` edits "
                 "only files inside it")
+    if p.git_dirs is None:
+        p.git_dirs = _git_dirs(repo)
+    if ".git" in os.path.relpath(real, top).split(os.sep) or \
+            any(fs.inside(real, d) for d in p.git_dirs):
+        # a committed `.gitignore -> .git/config`: the edit would break the repo's git
+        return (f"{named} leads into the repository's git directory (to {real}): "
+                "`doctor fix` edits only work-tree files")
     same = next((f for f in p.files.values() if f.target == real), None)
     if same is not None:  # a symlink in the repo and the file it names: one file
         p.files[path] = same
@@ -177,7 +191,7 @@ def unified_diff(fp: FilePlan) -> str:
 def write(fp: FilePlan) -> None:
     """Replace the file with the fixed text, unless it changed since it was read."""
     def unchanged() -> bool:
-        if fp.top and fs.realpath(fp.target) != fp.target:  # a directory above became a link
+        if fs.realpath(fp.target) != fp.target:  # a directory above became a link
             return False
         now = fs.read_bytes(fp.target) if os.path.lexists(fp.target) else None
         return now == fp.before

@@ -11,9 +11,11 @@ device, a socket) is refused.
 
 Where the report goes is resolved one name at a time, as the kernel would: a symlink
 the user made (~/latest.json -> /data/r.json) is followed, but one that lies inside the
-repo being checked and leads out of it is refused. A repo can commit
+repo being checked, is committed there (git's index holds it as a link; outside a git
+work tree, any link of the repo) and leads out of it is refused. A repo can commit
 `reports/doctor.json` as a link to any file of the user's, and the report would
-replace that file.
+replace that file; the user's own untracked `logs -> /scratch/$USER/logs` is followed.
+A `..` after a name that does not exist is refused, as the kernel refuses it.
 """
 from __future__ import annotations
 
@@ -71,8 +73,18 @@ class Target(NamedTuple):
     real: str          # else the real path, up to the first name that does not exist
 
 
-def _inside(real: str, top: str) -> bool:
-    return real == top or real.startswith(top.rstrip("/") + "/")
+def _committed_link(top: str, here: str) -> bool:
+    """Whether git's index holds `here` (a path in the repo `top`) as a symlink (mode
+    120000): a link the repo commits, not one the user made (an untracked, ignored
+    `logs -> /scratch/$USER/logs`). Outside a git work tree, or when git cannot answer,
+    every link counts: nothing tells a committed link from the user's there."""
+    from doctor.scanners.git import run_git  # (git only when such a link is met)
+    rel = os.path.relpath(here, top)
+    res = run_git(top, "ls-files", "-s", "-z", "--", f":(literal){rel}", timeout=10)
+    if res.returncode != 0:
+        return True
+    return any(e.startswith("120000 ") and e.partition("\t")[2] == rel
+               for e in res.stdout.split("\0"))
 
 
 def _label(option: str, path: str) -> str:
@@ -111,7 +123,11 @@ def _target(option: str, path: str, repo: Optional[Path] = None) -> Target:
         here = os.path.join(done, name)
         try:
             st = os.lstat(here)
-        except (OSError, ValueError):  # not there (to be created), or for the write to say
+        except (OSError, ValueError) as exc:  # not there (to be created), or for the write to say
+            if ".." in todo:  # as the kernel: `..` goes back from what is there, nothing here
+                why = exc.strerror if isinstance(exc, OSError) else "not a valid path"
+                raise InputError(f"cannot write {_label(option, path)}: {here}: {why}") \
+                    from None
             return Target(None, os.path.normpath(os.path.join(here, *todo[::-1])))
         if not stat.S_ISLNK(st.st_mode):
             done = here
@@ -120,7 +136,8 @@ def _target(option: str, path: str, repo: Optional[Path] = None) -> Target:
         if hops > MAX_LINKS:
             raise InputError(f"{_label(option, path)}: too many levels of "
                              "symbolic links")
-        if top is not None and _inside(here, top) and not _inside(fs.realpath(here), top):
+        if top is not None and fs.inside(here, top) and \
+                not fs.inside(fs.realpath(here), top) and _committed_link(top, here):
             raise InputError(
                 f"{_label(option, path)}: {os.path.relpath(here, top)} is a symlink in the "
                 f"repository to {fs.realpath(here)}, outside it; no report is written "
@@ -133,6 +150,20 @@ def _target(option: str, path: str, repo: Optional[Path] = None) -> Target:
             done = "/"
         todo.extend(link.split("/")[::-1])
     return Target(None, done)
+
+
+def _git_reads(real: str, repo: Optional[Path]) -> str:
+    """The path, when `real` is an ignore file that git reads (a .gitignore of the repo,
+    or its .git/info/exclude): an input of every run whose git checks list files, read
+    by git, not by the doctor, so no record holds it. Else ""."""
+    if repo is None:
+        return ""
+    top = fs.realpath(repo)
+    if not fs.inside(real, top):
+        return ""
+    if os.path.basename(real) == ".gitignore" or real.endswith("/.git/info/exclude"):
+        return real
+    return ""
 
 
 def _fd_stat(option: str, path: str, fd: int) -> os.stat_result:
@@ -213,7 +244,8 @@ def check_outputs(outputs: Iterable[tuple], inputs: Iterable,
         where = _target(option, path, repo)
         st = _fd_stat(option, path, where.fd) if where.fd is not None else _stat(where.real)
         if st is not None and stat.S_ISREG(st.st_mode) and where.fd not in (1, 2):
-            named = seen_in.get((st.st_dev, st.st_ino)) or fs.read_by_run(st)
+            named = seen_in.get((st.st_dev, st.st_ino)) or fs.read_by_run(st) or \
+                _git_reads(where.real, repo)
             if named:
                 raise InputError(f"{option} {path} would overwrite an input of this run "
                                  f"({named}): name another file")

@@ -102,6 +102,24 @@ def test_fix_never_appends_to_a_gitignore_linked_out_of_the_repo(core_repo, tmp_
     assert (core_repo / ".gitignore").is_symlink()
 
 
+def test_fix_never_edits_the_git_dir_through_a_gitignore_link(core_repo):
+    """The attacker commits `.gitignore -> .git/config` (inside the repo, so the outside
+    rule let it through): the fix appended `core.[0-9]*` to the victim's git config, and
+    git then died on every command with "bad config line"."""
+    config = core_repo / ".git" / "config"
+    before = config.read_bytes()
+    (core_repo / ".gitignore").symlink_to(".git/config")
+    proc = run_doctor("fix", "--repo", str(core_repo), "--only", "git-tracked-core-file",
+                      "--write")
+    assert proc.returncode == 1, proc.stderr
+    assert (f".gitignore leads into the repository's git directory (to {config})"
+            in proc.stderr), proc.stderr
+    assert "fixed" not in proc.stdout
+    assert config.read_bytes() == before
+    assert subprocess.run(["git", "-C", str(core_repo), "status"],
+                          capture_output=True).returncode == 0
+
+
 def test_fix_still_edits_the_repos_own_gitignore(core_repo):
     """The same fix with a regular .gitignore: the refusal above is for the link only."""
     proc = run_doctor("fix", "--repo", str(core_repo), "--only", "git-tracked-core-file",
@@ -168,8 +186,9 @@ def planted(tmp_path):
 
 def test_no_report_through_a_symlink_the_repo_commits(planted, monkeypatch, capsys):
     """reports/doctor.json, or the directory above it, is committed as a link into the
-    user's home: the home file was replaced by the report. The first case runs the CLI
-    as a user does; the others (refused before any check runs) in this process."""
+    user's home (git's index holds it as a link): the home file was replaced by the
+    report. The first case runs the CLI as a user does; the others (refused before any
+    check runs) in this process."""
     repo, home = planted
     before = files_under(home)
     monkeypatch.chdir(repo)
@@ -186,6 +205,55 @@ def test_no_report_through_a_symlink_the_repo_commits(planted, monkeypatch, caps
         assert proc.stdout == ""
     assert files_under(home) == before
     assert not (home / "reports" / "x").exists()
+
+
+@pytest.mark.parametrize("option,named", [("--json", "nosuch/../out/doctor.json"),
+                                          ("--output", "nosuch/../out/new.txt")])
+def test_no_report_through_a_committed_link_behind_a_missing_name(planted, option, named):
+    """`nosuch/../out/...`: the `..` was removed as text, so the path went through the
+    committed `out -> $HOME/reports` unseen. The kernel refuses a `..` after a name that
+    does not exist, and so does the doctor: one line, nothing written."""
+    repo, home = planted
+    before = files_under(home)
+    proc = run_doctor("run", "--static", "--only", "slurm-gpu-mismatch", option, named,
+                      cwd=repo)
+    one_line_exit_2(proc, f"cannot write {option} {named}: {repo / 'nosuch'}: No such file")
+    assert files_under(home) == before and not (home / "reports" / "new.txt").exists()
+    assert not (repo / "nosuch").exists()
+
+
+def test_a_users_untracked_link_is_followed(tmp_path):
+    """The usual HPC set-up: the user's own `logs -> /scratch/$USER/logs`, untracked and
+    git-ignored. Only a link the repo commits is refused; this one gets the report."""
+    scratch = tmp_path / "scratch" / "logs"
+    scratch.mkdir(parents=True)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".gitignore").write_text("logs\n")
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH -N 1\nsrun python train.py\n")
+    committed(repo)
+    (repo / "logs").symlink_to(scratch)
+    proc = run_doctor("run", "--static", "--only", "slurm-gpu-mismatch", "--json",
+                      "logs/doctor-%j.json", cwd=repo, env={"SLURM_JOB_ID": "123"})
+    assert proc.returncode == 0, proc.stderr
+    validate_report(json.loads((scratch / "doctor-123.json").read_text()))
+    assert (repo / "logs").is_symlink()
+
+
+def test_outside_a_git_work_tree_every_link_out_is_refused(tmp_path):
+    """No index to tell a committed link from the user's: a repo directory that is no git
+    work tree (an unpacked tarball) keeps refusing its links out."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.json").write_bytes(HOME_FILE)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH -N 1\nsrun python train.py\n")
+    (repo / "doctor.json").symlink_to(home / "notes.json")
+    proc = run_doctor("run", "--static", "--only", "slurm-gpu-mismatch", "--json",
+                      "doctor.json", cwd=repo)
+    one_line_exit_2(proc, "--json doctor.json: doctor.json is a symlink in the repository")
+    assert (home / "notes.json").read_bytes() == HOME_FILE
 
 
 def test_a_users_own_link_and_an_in_repo_link_are_followed(planted, tmp_path):
@@ -315,6 +383,30 @@ def test_no_report_over_a_file_the_run_read(job_repo, option, victim):
                     f"({job_repo / victim})")
     assert proc.stdout == ""
     assert files_under(job_repo) == before   # other.txt was not written either
+
+
+@pytest.mark.parametrize("option,victim", [("--output", ".gitignore"),
+                                           ("--json", "data/.cvsignore"),
+                                           ("--json", "setup.cfg")])
+def test_no_report_over_a_file_read_by_git_or_a_plain_open(tmp_path, option, victim):
+    """The repo's .gitignore (read by git, for the git checks), an rsync -C source's
+    .cvsignore and setup.cfg's console_scripts (read with a plain open(), not through
+    the record of inputs): each was replaced by the report."""
+    repo = tmp_path / "repo"
+    (repo / "data").mkdir(parents=True)
+    (repo / "train.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\nrsync -a -C --exclude cache data/ /scratch/$USER/data/\n"
+        "srun mytrain --epochs 1\n")
+    (repo / "data" / ".cvsignore").write_text("*.tmp\n")
+    (repo / "data" / "a.bin").write_text("x\n")
+    (repo / "setup.cfg").write_text("[options.entry_points]\nconsole_scripts =\n"
+                                    "    mytrain = pkg.train:main\n")
+    (repo / ".gitignore").write_text("*.log\n")
+    committed(repo)
+    before = files_under(repo)
+    proc = run_doctor("run", "--static", option, victim, cwd=repo)
+    one_line_exit_2(proc, f"{option} {victim} would overwrite an input of this run")
+    assert files_under(repo) == before
 
 
 def test_a_previous_report_in_the_repo_is_written_again(job_repo):

@@ -82,6 +82,7 @@ def test_pyproject_settings_are_an_input(doctor, tmp_path):
 def test_output_and_json_on_the_same_file_or_a_directory_are_refused(doctor, tmp_path):
     (tmp_path / "old.txt").write_text("old report\n")
     os.link(tmp_path / "old.txt", tmp_path / "alias.txt")
+    (tmp_path / "sub").mkdir()   # a `..` after a name that does not exist is refused
     for out, js in [(tmp_path / "r.txt", tmp_path / "r.txt"),
                     (tmp_path / "r.txt", tmp_path / "sub" / ".." / "r.txt"),
                     (tmp_path / "old.txt", tmp_path / "alias.txt")]:

@@ -232,7 +232,7 @@ class _Composer:
             key = self.realpath(path)
             data = self.loaded[key] if key in self.loaded else \
                 self.loaded.setdefault(key, load_yaml_text(path, "Hydra config"))
-            header = _package_header(path.read_text(encoding="utf-8", errors="replace"))
+            header = _package_header(fs.read_text(path) or "")  # an input, as fs records
         except InputError as exc:
             self.note(str(exc))
             return None

@@ -83,17 +83,15 @@ def _console_scripts(repo: Path) -> dict:
         except ImportError:  # Python < 3.11: tomli is a dependency there
             import tomli as tomllib  # type: ignore[no-redef]
         try:
-            scripts = tomllib.loads(pyproject.read_text()).get("project", {}).get("scripts", {})
+            raw = fs.read_bytes(pyproject) or b""  # an input: no report goes over it
+            scripts = tomllib.loads(raw.decode()).get("project", {}).get("scripts", {})
             if isinstance(scripts, dict):
                 out.update({k: str(v).split(":")[0] for k, v in scripts.items()})
         except (ValueError, OSError, UnicodeDecodeError):
             pass
     for name in ("setup.py", "setup.cfg"):
         p = repo / name
-        try:
-            text = p.read_text(errors="replace") if fs.is_file(p) else ""
-        except OSError:
-            continue
+        text = fs.read_text(p) or ""  # an input: no report goes over it
         m = re.search(r"console_scripts[\"'\]\s:=]*([\s\S]{0,2000})", text)
         if m:
             out.update({k: v for k, v in _ENTRY.findall(m.group(1))})

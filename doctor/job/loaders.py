@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from doctor import fs
 from doctor.job.configs import ConfigFile, LineDict, keypath
 from doctor.model import Location
 
@@ -80,6 +81,7 @@ def merge_template_lines(cfg: ConfigFile) -> set:
         st = os.stat(cfg.path)
     except OSError:
         return set()
+    fs.note_read(cfg.path, st)  # an input (read below, or before: the cache's)
     # a composed config is its primary file again, once per job script that composes it
     return set(_merge_template_lines(os.fspath(cfg.path), st.st_mtime_ns, st.st_size))
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+from doctor import fs
 from doctor.model import Location
 from doctor.job.context import Job
 from doctor.job.sources import python_trees
@@ -420,10 +421,10 @@ class CodeLoads:
             rel = job.rel(p)
             if rel == reader or re.search(r"(^|/)tests?/", rel):
                 continue
-            try:
-                lines = p.read_text(errors="replace").splitlines()
-            except OSError:
+            text = fs.read_text(p)  # an input: no report goes over it
+            if text is None:
                 continue
+            lines = text.splitlines()
             line = next((i for i, t in enumerate(lines, 1) if name in t), None)
             if line is not None:
                 return rel, line

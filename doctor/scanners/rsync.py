@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, Optional
 
+from doctor import fs
+
 # rsync's default_cvsignore (exclude.c), in order; added after the user's rules by -C.
 CVS_DEFAULTS = ("RCS SCCS CVS CVS.adm RCSLOG cvslog.* tags TAGS .make.state .nse_depinfo "
                 "*~ #* .#* ,* _$* *$ *.old *.bak *.BAK *.orig *.rej .del-* *.a *.olb *.o "
@@ -485,16 +487,12 @@ def _walk(dirpath: str, prefix: str, judge: _Judge, per_dir: bool, follow: bool,
         return
     local: list = []
     if per_dir:
-        try:
-            with open(os.path.join(dirpath, ".cvsignore"), "rb") as fh:
-                words = fh.read().decode("utf-8", "surrogateescape").split()
-            for w in words:
-                if w == "!":
-                    local.clear()
-                else:
-                    local.append((False, compile_rule(Rule("-", w, perishable=True))))
-        except OSError:
-            pass
+        raw = fs.read_bytes(os.path.join(dirpath, ".cvsignore"))  # an input: no report over it
+        for w in (raw or b"").decode("utf-8", "surrogateescape").split():
+            if w == "!":
+                local.clear()
+            else:
+                local.append((False, compile_rule(Rule("-", w, perishable=True))))
     decide, include = judge.decide, judge.include
     final_file, final_dir = judge.final if not local else ({}, {})
     for e in entries:
