@@ -136,7 +136,7 @@ def from_files(repo: Path, files: Iterable[Path]) -> Scope:
         p = p if p.is_absolute() else fs.cwd() / p
         # the directory resolved, not the file: a link in the repo is named by its place
         real = os.path.join(fs.realpath(str(p.parent)), p.name)
-        if not real.startswith(top.rstrip("/") + "/"):
+        if not fs.inside(real, top):   # (the repo itself: a directory, refused below)
             raise InputError(f"{f}: not inside the repository {repo}")
         if os.path.isdir(real):
             raise InputError(f"{f}: a directory; name files (or use --changed-since)")
