@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import locale
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -25,6 +26,22 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # run when the doctor is started from the repo root. The children that import torch or
 # look modules up are isolated further (doctor/pychild.py).
 NO_CWD_IMPORTS = "import sys; del sys.path[0]\n"
+
+
+def tool_path(name: str, env: Optional[dict] = None) -> Optional[str]:
+    """Where the program `name` is: itself when it names a path, else the first on the
+    PATH of `env` (the doctor's own by default), searched in its absolute directories
+    only (absolute_path)."""
+    if os.sep in name:
+        return name
+    return shutil.which(name, path=absolute_path((env or os.environ).get("PATH", os.defpath)))
+
+
+def absolute_path(path: str) -> str:
+    """`path` (a PATH value) without its empty and relative entries: those mean the
+    working directory (`PATH=:$PATH` comes from an unset variable), which may be the
+    repository, and its own `./git` would run in place of git."""
+    return os.pathsep.join(d for d in path.split(os.pathsep) if os.path.isabs(d))
 
 
 @dataclass
@@ -143,6 +160,9 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
     cat-file` sizing 90,000 blobs took 4.0 s beside one busy thread, 0.6 s alone."""
     if stopping():
         return CmdResult(None, "", "interrupted")
+    program = tool_path(argv[0], env)   # every child by its absolute path (tool_path says why)
+    if program is None:
+        return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
     spooled = _temporary() if spool else None
     fed = _temporary() if input is not None else None
     if fed is not None:
@@ -153,7 +173,7 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
             _close(fed)
             fed = None
     try:
-        proc = subprocess.Popen(argv, stdout=spooled or subprocess.PIPE,
+        proc = subprocess.Popen([program, *argv[1:]], stdout=spooled or subprocess.PIPE,
                                 stderr=subprocess.PIPE,
                                 stdin=fed or (subprocess.DEVNULL if input is None
                                               else subprocess.PIPE),

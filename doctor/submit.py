@@ -13,14 +13,13 @@ second submission of a job that may already be queued.
 from __future__ import annotations
 
 import re
-import shutil
 import signal
 from typing import Optional
 
 from doctor.errors import InputError
 from doctor.logblock import as_json_block
 from doctor.outputs import append_output
-from doctor.proc import run_cmd
+from doctor.proc import run_cmd, tool_path
 
 SBATCH_TIMEOUT_S = 60.0
 # `--parsable` prints `id` or `id;cluster`; without it (a site wrapper) `Submitted batch job id`
@@ -43,7 +42,7 @@ def _last_line(text: str) -> str:
 
 
 def _tool(name: str) -> str:
-    path = shutil.which(name)
+    path = tool_path(name)
     if path is None:
         raise InputError(f"`{name}` not found on PATH: run `doctor sbatch` on a Slurm login node")
     return path

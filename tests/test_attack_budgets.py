@@ -268,6 +268,67 @@ def test_a_fifo_named_gitignore_is_not_waited_on(tmp_path):
     assert _step(doc)["entry"] == "train.py"
 
 
+def _committed_repo(root: Path, train: str = "print('train')\n") -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    _job(repo, "srun python train.py\n")
+    (repo / "train.py").write_text(train)
+    (repo / "mylib.py").write_text("X = 1\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "commit", "-qm", "init"], check=True,
+                   env={**os.environ, **GIT})
+    return repo
+
+
+def test_a_fifo_as_core_excludes_file_is_not_waited_on(tmp_path):
+    """git reads core.excludesFile as it reads .gitignore: a FIFO there cost the 20 s of
+    the untracked-file walk, then every git check was an error that named no file. Now
+    git is not run on it, and the checks that need the ignore rules say what blocked."""
+    repo = _committed_repo(tmp_path, "from mylib import X\n")
+    fifo = tmp_path / "excludes"
+    os.mkfifo(fifo)
+    subprocess.run(["git", "-C", str(repo), "config", "core.excludesFile", str(fifo)],
+                   check=True)
+    begun = time.monotonic()
+    code, doc, _ = _report("--static", "--repo", str(repo), timeout=60)
+    assert time.monotonic() - begun < 15
+    says = f"{fifo} is not a regular file (a FIFO or device)"
+    for check in ("git-tracked-core-file", "gitignore-hides-source"):
+        result = result_of(doc, check)
+        assert result["status"] == "error" and says in result["reason"], result
+    assert "git ls-files --others: not run: " + says in _unread(doc)[str(repo)]
+    assert code == 3
+
+
+def test_one_slow_git_does_not_stop_the_gits_given_longer(tmp_path, monkeypatch):
+    """The job model's walk of the untracked files has 20 s, and a fallback of its own;
+    on NFS it can take 25 s where the git checks' gits (60 s or more) finish. Its timeout
+    made every later git of the run an error ("an earlier git did not finish in 20s").
+    Now a timeout stops only the gits given no longer than the one that ran out. (The
+    rule at unit level, with real git behind a `git` that sleeps on `--others`: a
+    20 s timeout in a test is too slow.)"""
+    from doctor.scanners import git as g
+
+    repo = _committed_repo(tmp_path)
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "git").write_text(
+        f'#!/bin/sh\ncase " $* " in *" --others "*) sleep 30;; esac\nexec {real} "$@"\n')
+    (bindir / "git").chmod(0o755)
+    monkeypatch.setitem(g.ENV, "PATH", f"{bindir}{os.pathsep}{g.ENV['PATH']}")
+    monkeypatch.setattr(g, "_hung", {})
+    monkeypatch.setattr(g, "_excludes", {})
+    assert g.run_git(str(repo), *g.LS_FILES_OTHERS, timeout=0.5).timed_out
+    longer = g.run_git(str(repo), *g.LS_FILES_TRACKED, timeout=10)
+    assert longer.returncode == 0, longer
+    assert sorted(g.listed_names(longer.stdout)) == ["job.sbatch", "mylib.py", "train.py"]
+    shorter = g.run_git(str(repo), "rev-parse", "HEAD", timeout=0.5)
+    assert shorter.returncode is None and "did not finish in 0.5s" in shorter.stderr
+
+
 # ---- YAML ---------------------------------------------------------------------------
 def test_a_one_line_yaml_of_250000_items_keeps_its_dataloader_finding(tmp_path):
     """A 1.5 MB flow-style config with a prefetch conflict: the fix's proof loaded it

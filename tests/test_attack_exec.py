@@ -335,3 +335,87 @@ def test_a_filter_git_cannot_be_told_to_leave_alone_stops_the_run(tmp_path):
                       env={"PATH": os.environ["PATH"]})
     assert proc.returncode == 2 and "filter driver 'a=b'" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and _planted(markers) == []
+
+
+def test_a_filter_driver_with_an_empty_name_is_switched_off_too(tmp_path):
+    """git takes `[filter ""]` in .git/config and `filter=` in .gitattributes: a driver
+    named by the empty string, which the list of drivers to switch off used to skip, so
+    its clean command ran for `--changed-since`."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "train.py").write_text("import os\n")
+    (repo / "data.txt").write_text("aaaa\n")
+    (repo / ".gitattributes").write_text("*.txt filter=\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    with (repo / ".git" / "config").open("a") as fh:
+        fh.write(f'[filter ""]\n\tclean = touch {markers}/empty-clean; cat\n'
+                 f'\tprocess = touch {markers}/empty-process\n\trequired = true\n')
+    (repo / "data.txt").write_text("bbbb\n")   # same size: git must hash it
+    code, doc = run_json("--static", "--changed-since", "HEAD", "--repo", str(repo),
+                         env={"PATH": os.environ["PATH"]})
+    assert _planted(markers) == []
+    assert doc["facts"]["scope"]["changed"] == 1, doc["facts"]["scope"]
+    assert code == 0, [r for r in doc["results"] if r["status"] not in ("pass", "skip")]
+
+
+@pytest.mark.parametrize("channel", ["core.sshCommand", "remote.origin.uploadpack"])
+def test_a_partial_clone_never_fetches_a_missing_object_through_the_repos_commands(
+        tmp_path, channel):
+    """A partial clone asks its promisor remote for an object it lacks, and git does that
+    on its own for `cat-file --batch-check` and `rev-list`: through the transport command
+    the repository's config names (core.sshCommand for ssh, remote.*.uploadpack for a
+    local remote). Each one is a script that leaves a marker and fails, so nothing
+    reaches a network (example.invalid resolves nowhere anyway)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "a.txt").write_text("x\n")
+    _git(repo, "add", "a.txt")
+    _git(repo, "commit", "-qm", "init")
+    evil = tmp_path / "evil.sh"
+    _exe(evil, _marker_script(markers, "ran", "exit 1\n"))
+    missing = subprocess.run(["git", "hash-object", "--stdin"], input="never stored\n",
+                             capture_output=True, text=True, check=True).stdout.strip()
+    _git(repo, "update-index", "--add", "--cacheinfo", f"100644,{missing},missing.bin")
+    url = {"core.sshCommand": "ssh://example.invalid/r",
+           "remote.origin.uploadpack": str(tmp_path / "elsewhere")}[channel]
+    (tmp_path / "elsewhere").mkdir()
+    for name, value in {"core.repositoryformatversion": "1",
+                        "extensions.partialClone": "origin", "remote.origin.url": url,
+                        "remote.origin.promisor": "true", channel: str(evil)}.items():
+        _git(repo, "config", name, value)
+    proc = run_doctor("run", "--static", "--repo", str(repo), cwd=tmp_path,
+                      env={"PATH": os.environ["PATH"]})
+    assert _planted(markers) == [], proc.stdout[-2000:]
+    assert proc.returncode in (0, 1, 3) and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_an_empty_path_entry_never_runs_the_repos_own_tools(tmp_path):
+    """`export PATH=$UNSET:$PATH` leaves an empty entry first, which means the working
+    directory: started from the repository's root, the doctor ran its `./git` (six
+    times) instead of git. Every tool is looked up in PATH's absolute directories only."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "train.py").write_text("import os\n")
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus=1\nsrun python train.py\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    for tool in ("git", "scontrol", "sbatch", "nvidia-smi", "rocm-smi", "singularity"):
+        _exe(repo / tool, _marker_script(markers, tool, "exit 1\n"))
+    for path in (":" + os.environ["PATH"], "." + os.pathsep + os.environ["PATH"]):
+        code, doc = run_json("--static", "--repo", ".", cwd=repo, env={"PATH": path})
+        assert _planted(markers) == []
+        gits = [r for r in doc["results"] if r["id"].startswith("git")]
+        assert gits and all(r["status"] == "pass" for r in gits), gits
+    code, doc = run_json("--no-smoke", "--repo", ".", cwd=repo,
+                         env={"PATH": ":" + os.environ["PATH"]})
+    assert _planted(markers) == []

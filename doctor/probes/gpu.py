@@ -13,13 +13,12 @@ import ast
 import glob
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Optional
 
 from doctor import fs
 from doctor.probes import probe
-from doctor.proc import run_cmd
+from doctor.proc import run_cmd, tool_path
 from doctor.pychild import child_env, python_argv
 
 TORCH_TIMEOUT_S = 90.0  # importing torch from a network filesystem can take a while
@@ -209,13 +208,13 @@ def parse_rocm_smi(text: str) -> list:
 @probe("smi")
 def smi(job) -> dict:
     """{tool: nvidia-smi|rocm-smi|None, gpus: [...], error}: the driver's own view."""
-    if shutil.which("nvidia-smi"):
+    if tool_path("nvidia-smi"):
         res = run_cmd(["nvidia-smi", "--query-gpu=index,name,memory.total",
                        "--format=csv,noheader,nounits"], timeout=SMI_TIMEOUT_S)
         return {"tool": "nvidia-smi", "gpus": parse_nvidia_smi(res.stdout),
                 "error": None if res.returncode == 0 else
                 (res.stderr or res.stdout).strip()[-300:] or "timed out"}
-    if shutil.which("rocm-smi"):
+    if tool_path("rocm-smi"):
         res = run_cmd(["rocm-smi", "--showproductname", "--json"], timeout=SMI_TIMEOUT_S)
         return {"tool": "rocm-smi", "gpus": parse_rocm_smi(res.stdout),
                 "error": None if res.returncode == 0 else

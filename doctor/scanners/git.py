@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import select
-import shutil
 import signal
 import stat
 import subprocess
@@ -19,7 +18,7 @@ import time
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from doctor.model import Skip
-from doctor.proc import CmdResult, collect, run_cmd, start, stop
+from doctor.proc import CmdResult, absolute_path, collect, run_cmd, start, stop, tool_path
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
@@ -36,6 +35,15 @@ REPO_ENV = ("GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_CONFIG", "GIT_CONFIG_PARAME
             "GIT_COMMON_DIR")
 ENV = {k: v for k, v in os.environ.items() if k not in REPO_ENV}
 ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGER="cat")
+# The doctor never fetches, but git does on its own in a partial clone: `cat-file` or
+# `rev-list` missing an object asks the promisor remote for it, through the
+# transport the repository's config picks (core.sshCommand, remote.*.uploadpack,
+# credential.helper: commands of the repository). No lazy fetch (git >= 2.44), and no
+# transport allowed at all (older gits check it before they run anything): the object
+# is missing, and git says so.
+ENV.update(GIT_NO_LAZY_FETCH="1", GIT_ALLOW_PROTOCOL="none")
+# Nor does git run a program from the working directory (proc.absolute_path).
+ENV["PATH"] = absolute_path(ENV.get("PATH", os.defpath))
 # A repository's own .git/config and hooks can make git run commands, and git's docs put
 # them outside its security boundary (gitsecurityboundary(7): "Git repository
 # configuration and hooks are not covered by this guarantee"). The doctor runs git in
@@ -46,7 +54,8 @@ ENV.update(GIT_OPTIONAL_LOCKS="0", LC_ALL="C", GIT_TERMINAL_PROMPT="0", GIT_PAGE
 # daemon), log.showSignature runs gpg.program for git log on a signed commit, and no hook
 # may ever run; no pager either (--no-pager, GIT_PAGER). safe.directory is left to git:
 # a repository owned by someone else is refused, with git's message.
-SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "log.showSignature=false")
+SAFE_CONFIG = ("core.fsmonitor=false", "core.hooksPath=/dev/null", "log.showSignature=false",
+               "credential.helper=", "protocol.allow=never")
 # The commands that compare work-tree files with the index or a commit (--changed-since's
 # diff, git-large-file's diff-files). Where a file's stat data cannot vouch for it (a
 # same-size change, a racily clean entry) git hashes it, and hashing runs the clean or
@@ -63,7 +72,7 @@ NO_DRIVERS = ("--no-ext-diff", "--no-textconv", "--ignore-submodules=all")
 def git_argv(repo: str, *args: str) -> list:
     """The command line of `git args` in `repo`: the only way the doctor runs git.
     GitError when it would compare work-tree files and a filter cannot be switched off."""
-    argv = ["git", "--no-pager", "-C", repo]
+    argv = [tool_path("git", ENV) or "git", "--no-pager", "-C", repo]
     for setting in SAFE_CONFIG:
         argv += ["-c", setting]
     if args and args[0] in COMPARES_WORKTREE:
@@ -83,9 +92,9 @@ def filters_off(repo: str) -> list:
     names = set()
     for entry in res.stdout.split("\0"):
         key = entry.partition("\n")[0]   # `filter.NAME.clean\nvalue`; NAME may hold dots
-        name = key[len("filter."):].rpartition(".")[0]
-        if name:
-            names.add(name)
+        rest = key[len("filter."):]
+        if "." in rest:   # NAME may be empty too: git takes `[filter ""]` and `filter=`
+            names.add(rest.rpartition(".")[0])
     argv: list = []
     for name in sorted(names):
         if "=" in name:   # git's -c splits at the first "=": the setting would miss it
@@ -102,35 +111,39 @@ def run_git(repo: str, *args: str, timeout: float, input: Optional[str] = None) 
     it was asked for with the same arguments. Not run when it would block (_blocked)."""
     key = _early_key(repo, ())
     early = _early.pop(_early_key(repo, args), None) if _early and input is None else None
-    why = _blocked(key, args)
+    why = _blocked(key, args, timeout)
     if why is not None:
         if early is not None:
             stop(early)
         return CmdResult(None, "", why)
     res = collect(early, timeout) if early is not None else \
         run_cmd(git_argv(repo, *args), timeout=timeout, env=ENV, input=input, spool=True)
-    if res.timed_out and key is not None:
-        _hung[key[0]] = (f"not run: an earlier git in {repo} did not finish in {timeout:g}s "
-                         "(the doctor waits for git once a run)")
+    if res.timed_out and key is not None and timeout > _hung.get(key[0], (0.0, ""))[0]:
+        _hung[key[0]] = (timeout, f"not run: an earlier git in {repo} did not finish in "
+                         f"{timeout:g}s (the doctor waits for git once a run)")
     return res
 
 
-# git opens the ignore files it reads (.gitignore in each directory it walks, and
-# .git/info/exclude) with a plain open(): a FIFO there blocks it until a writer comes,
-# which is never. The gits that read them are not run when the repo's own are not
-# regular files; a hang the doctor cannot see coming (a FIFO deeper down, a hung mount)
-# costs one git's timeout, after which no git of the run waits on that repo again: the
-# run's gits there share one deadline. (start_early, at each CLI run's start, clears it.)
-_hung: dict = {}   # real repo path -> why its gits are not run
+# git opens the ignore files it reads (.gitignore in each directory it walks,
+# .git/info/exclude and core.excludesFile) with a plain open(): a FIFO there blocks it
+# until a writer comes, which is never. The gits that read them are not run when the
+# repo's own are not regular files; a hang the doctor cannot see coming (a FIFO deeper
+# down, a hung mount) costs one git's timeout, after which no git of the run that would
+# wait as long or less waits on that repo again. One that may wait longer still runs:
+# the first to time out may be the 20 s walk of the untracked files, which has a
+# fallback of its own, on a file system where that walk takes 25 s and the git checks'
+# own gits (60 s or more) finish. (start_early, at each CLI run's start, clears both.)
+_hung: dict = {}       # real repo path -> (the longest timeout that ran out, why)
+_excludes: dict = {}   # real repo path -> why its core.excludesFile would block git
 _READS_IGNORES = ("check-ignore", "status")
 
 
-def _blocked(key: Optional[tuple], args: tuple) -> Optional[str]:
+def _blocked(key: Optional[tuple], args: tuple, timeout: float = 0.0) -> Optional[str]:
     if key is None:
         return None
     hung = _hung.get(key[0])
-    if hung is not None:
-        return hung
+    if hung is not None and timeout <= hung[0]:
+        return hung[1]
     if args and (args[0] in _READS_IGNORES or "--exclude-standard" in args):
         return _special_ignore_file(key[0])
     return None
@@ -138,7 +151,8 @@ def _blocked(key: Optional[tuple], args: tuple) -> Optional[str]:
 
 def _special_ignore_file(repo: str) -> Optional[str]:
     """Why git would block on an ignore file of `repo` (its .gitignore and those of the
-    directories above it, up to the work tree's top, and .git/info/exclude), or None."""
+    directories above it, up to the work tree's top, .git/info/exclude and the
+    core.excludesFile it reads), or None."""
     d = repo
     while True:
         found = [os.path.join(d, ".gitignore")]
@@ -151,12 +165,35 @@ def _special_ignore_file(repo: str) -> Optional[str]:
             except OSError:
                 continue
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                return (f"not run: {path} is not a regular file (a FIFO or device), and git "
-                        "would wait on it forever")
+                return _not_regular(path)
         parent = os.path.dirname(d)
         if top or parent == d:
-            return None
+            break
         d = parent
+    if repo not in _excludes:
+        _excludes[repo] = _special_excludes_file(repo)
+    return _excludes[repo]
+
+
+def _special_excludes_file(repo: str) -> Optional[str]:
+    """Why git would block on the core.excludesFile of `repo` (its default, when unset:
+    $XDG_CONFIG_HOME/git/ignore, or ~/.config/git/ignore), or None."""
+    res = run_cmd(git_argv(repo, "config", "--path", "--get", "core.excludesFile"),
+                  timeout=10, env=ENV)
+    path = os.path.join(repo, res.stdout.rstrip("\n")) if res.returncode == 0 else ""
+    if not path:
+        base = ENV.get("XDG_CONFIG_HOME") or os.path.join(ENV.get("HOME", ""), ".config")
+        path = os.path.join(base, "git", "ignore")
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return None if stat.S_ISREG(st.st_mode) else _not_regular(path)
+
+
+def _not_regular(path: str) -> str:
+    return (f"not run: {path} is not a regular file (a FIFO or device), and git would wait "
+            "on it forever")
 
 
 # The job model's file list (doctor/job/context.py) is git's two lists: the index's names
@@ -185,6 +222,7 @@ def start_early(repo: str, *args: str) -> Callable[[], None]:
     key = _early_key(repo, args)
     if key is not None:
         _hung.pop(key[0], None)   # a new run: it waits for git once again
+        _excludes.pop(key[0], None)
     if key is None or key in _early or _blocked(key, args):
         return lambda: None   # (another run in this process begun it; or it would block)
     proc = start(git_argv(repo, *args), env=ENV, spool=True)
@@ -270,7 +308,7 @@ class GitRepo:
         where it could not."""
         self.scope = scope
         self._tracked = tracked
-        if shutil.which("git") is None:
+        if tool_path("git", ENV) is None:
             raise Skip("git is not installed")
         self.root = root
         self.timeout = timeout
