@@ -15,9 +15,8 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.launchers import CONTAINER_VALUE
-from doctor.job.pylookup import lookup
+from doctor.job.pylookup import Python, env_python, lookup
 from doctor.job.sources import python_sources, tree_of
-from doctor.pychild import inside
 
 # import name → pip name, where they differ
 PIP_NAMES = {"cv2": "opencv-python", "PIL": "pillow", "yaml": "pyyaml",
@@ -38,11 +37,14 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
     imported, in the job's Python: `singularity|apptainer exec [binds] IMAGE
     python -I -S` for a container step when the runtime is on this node's PATH
     (without the step's `--env`, `--env-file`, `--fusemount`, or a bind that
-    puts a repo file elsewhere in the image); else the site-packages of the venv
+    puts a repo file elsewhere in the image); else in the venv
     (`source X/bin/activate`) or conda env (`conda activate /path`) the job
-    script activates, read by this machine's Python (the env's own `bin/python`
-    is never run: it may be a file of the repo); else this machine's Python only
-    when the job's `python` is this very interpreter. The job's variables
+    script activates: a venv by its base interpreter (pyvenv.cfg's `home`), a
+    conda env outside the repo by its own, each when that is a Python outside the
+    repo that only root or you can change, and otherwise read as data by this
+    machine's Python (a venv's own `bin/python` is never run: it may be a file of
+    the repo); else this machine's Python only when the job's `python` is this
+    very interpreter. The job's variables
     (PYTHONPATH, the user site) reach the lookup as data, not as its environment.
     A container step with no runtime here or whose image is a file of the repo,
     an env named by a variable, or another Python, is skipped and the reason
@@ -72,15 +74,13 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
             del imports[name]   # a repo module reached through a sys.path change
         if not imports:
             continue
-        python, kind, where = _job_python(job, step, scripts, cwd)
+        kind, where, what = _job_python(job, step, scripts, cwd)
         job_env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
         names = sorted(imports)
-        # an env the job activates is read by this Python, never run: its bin/python may
-        # be a file of the repo (a script, or a link that reads the repo's pyvenv.cfg)
-        prefix = Path(python[0]).parent.parent if kind == "env" else None
-        res = lookup([sys.executable] if prefix else python, entry.parent, names, job_env,
-                     job.login_env, cwd if fs.is_dir(cwd) else None, timeout=45,
-                     prefix=prefix)
+        # an env the job activates: its own bin/python is never run (env_python)
+        python = env_python(what, job.repo) if kind == "env" else Python(what)
+        res = lookup(python, entry.parent, names, job_env, job.login_env,
+                     cwd if fs.is_dir(cwd) else None, timeout=45)
         if res.returncode != 0 or not res.stdout.strip():
             raise RuntimeError(f"module lookup in {where} failed: {res.stderr.strip()[-400:]}")
         found = json.loads(res.stdout.strip().splitlines()[-1])["found"]
@@ -96,10 +96,10 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
             if kind == "container":
                 fix = (f"Install {pip} into a shared directory with the container's pip and "
                        "add it to PYTHONPATH in the script that runs python (seed 002).")
-                commands: tuple = (f"{' '.join(python[:-1])} pip install --target=DIR {pip}",
+                commands: tuple = (f"{' '.join(what[:-1])} pip install --target=DIR {pip}",
                                    "export PYTHONPATH=DIR:$PYTHONPATH")
             else:
-                pip_cmd = f"{Path(python[0]).parent}/pip" if kind == "env" else "pip"
+                pip_cmd = f"{what}/bin/pip" if kind == "env" else "pip"
                 fix = f"Install {pip} into {where}."
                 commands = (f"{pip_cmd} install {pip}",)
             if name not in PIP_NAMES:
@@ -240,7 +240,8 @@ def _catches(t: ast.expr) -> bool:
 
 
 def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
-    """(argv of the job's python, kind, description): container, env or this machine."""
+    """(kind, description, what): a container (what: the argv of its python), an env
+    the job activates (its directory), or this machine's Python (its argv)."""
     prog = step.program[0] if step.program else "python"
     prog = prog if os.path.basename(prog).startswith("python") else "python3"
     if step.container is not None:
@@ -259,15 +260,13 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
         if "://" not in argv[i] and _in_repo(job, cwd, argv[i]):
             raise Skip(f"the image of {where} ({argv[i]}) is a file of the repository, and "
                        "the doctor runs nothing of the repository")
-        return ([tool, "exec", *_runtime_options(job, argv[2:i], cwd), argv[i], prog],
-                "container", where)
+        return ("container", where,
+                [tool, "exec", *_runtime_options(job, argv[2:i], cwd), argv[i], prog])
     env_dir = _activated(job, scripts, cwd)
     if env_dir is not None:
-        python = env_dir / "bin" / "python"
-        if not fs.is_file(python, job.unreadable):
-            raise Skip(f"the environment the job activates ({env_dir}) has no bin/python on "
-                       "this node")
-        return [str(python)], "env", f"the environment {env_dir}"
+        if not fs.is_dir(env_dir, job.unreadable):
+            raise Skip(f"the environment the job activates ({env_dir}) is not on this node")
+        return "env", f"the environment {env_dir}", env_dir
     hidden = list(step.env.opaque) + [n for n in step.env.notes if "module" in n or "conda" in n]
     if hidden:
         raise Skip(f"the job's Python may come from {hidden[0]}; the doctor cannot see which "
@@ -281,7 +280,7 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
         raise Skip(f"the job's `{prog}` ({found or 'not on this node'}) is not this machine's "
                    f"Python ({sys.executable}); the doctor looks up modules only in the "
                    "job's own interpreter")
-    return [sys.executable], "this", f"this machine's Python ({sys.executable})"
+    return "this", f"this machine's Python ({sys.executable})", [sys.executable]
 
 
 def _activated(job: Job, scripts: list, cwd: Path) -> Optional[Path]:
@@ -323,24 +322,28 @@ def _runtime_options(job: Job, opts: list, cwd: Path) -> list:
     out: list = []
     i = 0
     while i < len(opts):
-        key, eq, value = opts[i].partition("=")
-        n = 2 if key in CONTAINER_VALUE and not eq else 1
-        if n == 2:
-            value = opts[i + 1] if i + 1 < len(opts) else ""
-        given, i = opts[i:i + n], i + n
+        word = opts[i]
+        value: Optional[str] = None
+        if word[:2] in CONTAINER_VALUE and word[2:3] not in ("", "="):
+            key, value = word[:2], word[2:]   # attached, as the runtimes take it: `-B/a:/b`
+        elif "=" in word:
+            key, _, value = word.partition("=")
+        elif word in CONTAINER_VALUE:
+            key, value = word, opts[i + 1] if i + 1 < len(opts) else ""
+            i += 1
+        else:
+            key = word
+        i += 1
+        given = [key] if value is None else [key, value]
         if key in DROPPED_OPTIONS:
             continue
         if key in ("-B", "--bind"):
-            kept = [b for b in value.split(",") if b and not _moves_repo_file(job, b, cwd)]
+            kept = [b for b in (value or "").split(",") if b and not _moves_repo_file(job, b, cwd)]
             out += [key, ",".join(kept)] if kept else []
         elif key not in PATH_OPTIONS or not any(_in_repo(job, cwd, piece) for piece
-                                                in re.split(r"[:,=]", value) if piece):
+                                                in re.split(r"[:,=]", value or "") if piece):
             out += given
     return out
-
-
-def _in_repo(job: Job, cwd: Path, path: str) -> bool:
-    return inside(path if os.path.isabs(path) else str(cwd / path), job.repo)
 
 
 def _moves_repo_file(job: Job, bind: str, cwd: Path) -> bool:
@@ -350,3 +353,9 @@ def _moves_repo_file(job: Job, bind: str, cwd: Path) -> bool:
     dst = rest.partition(":")[0] or src
     full = src if os.path.isabs(src) else str(cwd / src)
     return _in_repo(job, cwd, src) and os.path.normpath(dst) != os.path.normpath(full)
+
+
+def _in_repo(job: Job, cwd: Path, path: str) -> bool:
+    """`path` (relative: to the job's cwd), once its links are resolved, is in the repo:
+    the runtime binds and opens the resolved file."""
+    return fs.inside(fs.realpath(cwd / path), str(job.repo))

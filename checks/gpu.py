@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Skip, check
+from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.env import env_location
 
@@ -20,7 +20,9 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
 
     Compares what the job asks for (`--gpus`, `--gpus-per-node`, `--gres=gpu:N`,
     SLURM_GPUS_ON_NODE / SLURM_JOB_GPUS in a job, or the site's `gpus_per_node`)
-    with what torch sees in a child process run with the job's environment.
+    with what torch sees in a child process: the doctor's environment with the
+    GPUs the job script selects (inside a job: the job's); a torch that the job's
+    PYTHONPATH would import instead is read, not imported.
     Also catches a torch build that does not match the hardware (a CUDA build on
     an AMD node, a HIP build on an NVIDIA node, a CPU build on a GPU node),
     contradictory ROCR_/HIP_/CUDA_VISIBLE_DEVICES (an empty string, HIP longer
@@ -68,11 +70,19 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
                    "the job script")
     if not build.get("version"):
         if expected or hardware:
-            yield Finding(f"torch cannot be imported in the job's environment: "
-                          f"{build.get('error') or 'unknown error'}", location=exp_loc,
+            # the probe ran in the doctor's environment (docs/security.md), not the job's:
+            # a torch that the job's PYTHONPATH brings was read, not imported
+            msg = ("torch cannot be imported in the doctor's environment: "
+                   f"{build.get('error') or 'unknown error'}")
+            other = build.get("shadowed_by")
+            if other:
+                msg += (f"; the job would import the torch in {other['path']} "
+                        f"({other.get('version') or 'version not stated'}, PYTHONPATH set at "
+                        f"{other['set_at']}), which the doctor reads but does not run")
+            yield Finding(msg, location=exp_loc, severity=Severity.WARNING if other else None,
                           fix="Activate the job's Python environment (module load / venv / "
-                              "container) before running the doctor and the training.",
-                          data=data)
+                              "container) before running the doctor, or run the doctor as a "
+                              "step of the job (`srun doctor run`).", data=data)
             return
         raise Skip(f"torch is not importable here ({build.get('error')}) and no GPU is "
                    "expected")

@@ -14,7 +14,7 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.launch import resolvable, scripts_or_none, workdir
-from doctor.job.pylookup import lookup
+from doctor.job.pylookup import Python, lookup
 from doctor.job.shell import command_argv
 from doctor.job.sources import trees_mentioning
 
@@ -114,7 +114,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         entry = _entry_dir(job.step(script), cwd)
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
         job_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
-        res = lookup([sys.executable], entry, names, job_env, job.login_env,
+        res = lookup(Python([sys.executable]), entry, names, job_env, job.login_env,
                      cwd if fs.is_dir(cwd) else None, timeout=30)
         if res.returncode != 0:
             raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
@@ -139,7 +139,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                                where, loc, data)
             elif name in packages and r["origin"]:
                 origin = Path(fs.realpath(r["origin"]))
-                if not _inside(origin, packages[name]):
+                if not fs.inside(str(origin), fs.realpath(packages[name])):
                     yield Finding(
                         f"{name} resolves to {origin.parent}, not the repo's "
                         f"{job.rel(packages[name])}/ (an installed copy shadows the repo's "
@@ -184,14 +184,6 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
                     and argv[1].endswith("/activate"):
                 out.append(f"the environment activated at {s.rel}:{cmd.line} has it installed")
     return out
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(fs.realpath(root))
-        return True
-    except ValueError:
-        return False
 
 
 def _location(name: str, packages: dict, imports: dict, pp) -> Optional[Location]:

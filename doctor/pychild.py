@@ -15,8 +15,8 @@ the programs. So such a child is
 - in the environment the doctor itself was started with (`child_env`), plus, of the
   job's variables, only those that choose which GPUs a process sees.
 
-No interpreter of the repository is ever run: a venv the job activates is read as
-data (doctor/job/pylookup.py).
+No interpreter of the repository is ever run: a venv the job activates is looked
+into by its base interpreter, or read as data (doctor/job/pylookup.py, env_python).
 """
 from __future__ import annotations
 
@@ -48,8 +48,7 @@ def child_env(login: Mapping[str, str], job: Optional[Mapping[str, str]] = None)
 def inside(path: str, repo: Path) -> bool:
     """The absolute `path` lies in `repo`, as written or once its links are resolved."""
     p = os.path.normpath(path)
-    return any((q.rstrip("/") + "/").startswith(top.rstrip("/") + "/")
-               for q in (p, fs.realpath(p))
+    return any(fs.inside(q, top) for q in (p, fs.realpath(p))
                for top in (os.path.normpath(str(repo)), fs.realpath(str(repo))))
 
 

@@ -226,6 +226,8 @@ exec '{sys.executable}' "$@"
         "srun python train.py",
         f"srun singularity exec --env LD_PRELOAD=$SLURM_SUBMIT_DIR/lib/libcanary.so "
         f"--env-file=$SLURM_SUBMIT_DIR/lib/env -B /scratch,$SLURM_SUBMIT_DIR/lib:/usr/lib64 "
+        # the attached forms the runtimes take as well: a repo library, a repo overlay
+        f"-B$SLURM_SUBMIT_DIR/lib:/usr/lib64 -o$SLURM_SUBMIT_DIR/ov.img "
         f"--nv {image} python3 train.py").replace("source venv/bin/activate\n", ""))
     env = {"PATH": f"{tmp_path / 'host'}:{os.environ['PATH']}", "SLURM_SUBMIT_DIR": str(repo)}
     code, doc = run_json("--no-smoke", "--only", "container-deps-missing", "--repo", str(repo),
@@ -234,6 +236,7 @@ exec '{sys.executable}' "$@"
     assert _planted(markers) == []
     argv, _, environ = seen.read_text().partition("---\n")
     assert argv.split("\n")[:4] == ["exec", "-B", "/scratch", "--nv"], argv
+    assert "ov.img" not in argv and "/usr/lib64" not in argv, argv
     assert "LD_PRELOAD" not in environ and "PYTHONPATH" not in environ, environ
     # PYTHONPATH reached the lookup as data: numpy_fake_pkg is not on it, tifffile neither
     assert sorted(f["data"]["module"] for f in res["findings"]) == \
@@ -248,6 +251,72 @@ exec '{sys.executable}' "$@"
     res = result_of(doc, "container-deps-missing")
     assert res["status"] == "skip" and "is a file of the repository" in res["reason"], res
     assert not seen.exists() and _planted(markers) == []
+
+
+@pytest.mark.parametrize("named", ["in the repo", "anyone can change"])
+def test_a_venv_whose_pyvenv_cfg_names_a_python_it_may_not_run_is_read_not_run(tmp_path, named):
+    """The repo's venv names its base interpreter (`home`, `executable`): a `python3`
+    of the repo, or one outside it that any user may rewrite (a shared /tmp). Either
+    would run if the lookup trusted pyvenv.cfg; it reads the venv as data instead."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    repo = tmp_path / "repo"
+    base = repo / "pybase" / "bin" if named == "in the repo" else tmp_path / "shared" / "bin"
+    _exe(base / "python3", _marker_script(markers, "base-python", f'exec {sys.executable} "$@"\n'))
+    if named == "anyone can change":
+        (base / "python3").chmod(0o777)
+    venv = repo / "venv"
+    _exe(venv / "bin" / "python", _marker_script(markers, "venv-python",
+                                                 f'exec {sys.executable} "$@"\n'))
+    (venv / "bin" / "activate").write_text("# a venv\n")
+    (venv / "pyvenv.cfg").write_text(f"home = {base}\nexecutable = {base / 'python3'}\n"
+                                     "include-system-site-packages = false\nversion = "
+                                     f"{sys.version_info[0]}.{sys.version_info[1]}.0\n")
+    (venv / "lib" / PY / "site-packages" / "numpy_fake_pkg").mkdir(parents=True)
+    (venv / "lib" / PY / "site-packages" / "numpy_fake_pkg" / "__init__.py").write_text(
+        f"open({str(markers / 'venv-package')!r}, 'w').close()\n")
+    (repo / "train.py").write_text("import numpy_fake_pkg\nimport tifffile\n")
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus=1\ncd $SLURM_SUBMIT_DIR\n"
+                                     "source venv/bin/activate\nsrun python train.py\n")
+    code, doc = run_json("--no-smoke", "--only", "container-deps-missing", "--repo", str(repo),
+                         "--sbatch", str(repo / "job.sbatch"),
+                         env={"PATH": os.environ["PATH"], "SLURM_SUBMIT_DIR": str(repo)})
+    assert _planted(markers) == []
+    res = result_of(doc, "container-deps-missing")
+    assert [f["data"]["module"] for f in res["findings"]] == ["tifffile"], res
+
+
+def test_without_torch_in_the_doctors_environment_the_jobs_own_torch_is_named(
+        tmp_path, monkeypatch):
+    """On a GPU node outside a job, the job's torch comes from its own PYTHONPATH (a
+    site's module tree outside the repo), which the probe reads and does not import.
+    The doctor's environment has no torch: that is what the check says, as a warning
+    that names the torch the job would use, not an error about the job."""
+    from doctor.job.context import Job
+    from doctor.registry import get
+    from doctor.runner import run_checks
+    marker = tmp_path / "imported"
+    sw = tmp_path / "opt" / "sw" / "pytorch"
+    (sw / "torch").mkdir(parents=True)
+    (sw / "torch" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n__version__ = '2.5.1+rocm6.2'\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "job.sbatch").write_text(f"#!/bin/bash\n#SBATCH --gpus-per-node=1\n"
+                                     f"export PYTHONPATH={sw}\nsrun python train.py\n")
+    # the doctor's own path without its site-packages: the probe's child finds no torch
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
+    job = Job(repo, sbatch=[repo / "job.sbatch"], env={"PATH": os.environ["PATH"]},
+              facts={"devices": {"nvidia": ["/dev/nvidia0"], "kfd": False, "render": [],
+                                 "problems": []}})
+    doc = run_checks(job, [get("gpu-not-visible")]).doc()
+    res = next(r for r in doc["results"] if r["id"] == "gpu-not-visible")
+    assert not marker.exists()
+    (f,) = res["findings"]
+    assert f["severity"] == "warning", f
+    assert f["message"].startswith("torch cannot be imported in the doctor's environment: "
+                                   "ModuleNotFoundError"), f
+    assert f"the torch in {sw} (2.5.1+rocm6.2" in f["message"], f
 
 
 # ---- git: no filter, textconv, external diff, hook, fsmonitor or pager ---------------------

@@ -1,15 +1,20 @@
 """Finding modules in the job's Python without importing anything.
 
 `lookup` runs `PYTHON -I -S -c LOOKUP_CHILD ENTRY_DIR JSON_NAMES JSON_ENV PREFIX`, with
-PYTHON this machine's interpreter or a container's; it prints one JSON line:
+PYTHON this machine's interpreter, a container's, or the interpreter of an env the job
+activates (`env_python`); it prints one JSON line:
 `{"sys_path": [...], "found": {name: {"origin", "missing", "locations"}}}`.
 """
 from __future__ import annotations
 
 import json
+import os
+import re
+import sys
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, NamedTuple, Optional
 
+from doctor import fs
 from doctor.proc import CmdResult, run_cmd
 from doctor.pychild import child_env
 
@@ -22,9 +27,11 @@ from doctor.pychild import child_env
 # the site directories with the path lines of their .pth files and setuptools'
 # editable-install MAPPING, read as data), then finds each module with PathFinder on
 # explicit paths: a dotted name walks the package directories itself instead of
-# importing the parents as importlib.util.find_spec would. PREFIX: a venv or conda env
-# that the job activates, whose site directories are read from this interpreter
-# instead of running the env's own (which may be the repository's, or no Python at all).
+# importing the parents as importlib.util.find_spec would. PREFIX: a venv whose
+# pyvenv.cfg and site-packages are data; the child is its base interpreter (`home`),
+# which knows its own stdlib, version and system site directories (Debian's
+# dist-packages, RHEL's lib64), or, where that base is no Python outside the repo,
+# the doctor's own, which reads the base's directories as data too.
 LOOKUP_CHILD = r"""
 import ast, importlib.machinery as m, json, os, site, sys
 entry, names, env = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
@@ -33,7 +40,6 @@ os.environ.clear()
 os.environ.update(env)   # as data: site's user directory reads HOME and PYTHONUSERBASE
 path = [] if env.get("PYTHONSAFEPATH") else [entry]
 path += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-path += sys.path
 editable = {}
 
 def add_site(d):
@@ -76,21 +82,8 @@ def x_y(text):
     return ".".join(parts[:2]) if len(parts) > 1 and all(p.isdigit() for p in parts[:2]) else None
 
 ours = "%d.%d" % sys.version_info[:2]
-version, base = ours, sys.base_prefix
 if data_prefix:   # read as data: the env's own Python is not run
     prefix = data_prefix
-    cfg = venv_cfg(prefix)
-    venv = cfg is not None
-    if venv and cfg.get("home"):
-        base = os.path.dirname(cfg["home"])
-    stated = x_y(cfg.get("version") or cfg.get("version_info") or "") if venv else None
-    try:
-        found = [x_y(d[6:]) for d in os.listdir(os.path.join(prefix, "lib"))
-                 if d.startswith("python") and x_y(d[6:])]
-    except OSError:
-        found = []
-    found.sort(key=lambda v: tuple(int(p) for p in v.split(".")))
-    version = stated or (ours if ours in found or not found else found[-1])
 else:
     # under -S, Python < 3.12 leaves sys.prefix at the base: find the venv as site.venv() does
     prefix = sys.prefix
@@ -100,21 +93,40 @@ else:
             if os.path.isfile(os.path.join(d, "pyvenv.cfg")):
                 prefix = os.path.dirname(exe_dir)
                 break
-    venv = prefix != sys.base_prefix
-    cfg = venv_cfg(prefix) if venv else None
+cfg = venv_cfg(prefix) if data_prefix or prefix != sys.base_prefix else None
+venv = cfg is not None
+home = (cfg or {}).get("home") or ""
+# this interpreter is the env's own or its base: its own stdlib, version and site dirs
+ours_base = os.path.realpath(home) == os.path.dirname(os.path.realpath(sys.executable)) \
+    if venv else not data_prefix
+version, base, stdlib = ours, sys.base_prefix, sys.path
+if not ours_base:   # the doctor's Python reads an env it does not run: its version and dirs
+    base = os.path.dirname(home) if home else prefix
+    stated = x_y((cfg or {}).get("version") or (cfg or {}).get("version_info") or "")
+    try:
+        found = [x_y(d[6:]) for d in os.listdir(os.path.join(prefix, "lib"))
+                 if d.startswith("python") and x_y(d[6:])]
+    except OSError:
+        found = []
+    found.sort(key=lambda v: tuple(int(p) for p in v.split(".")))
+    version = stated or (ours if ours in found or not found else found[-1])
+    std = os.path.join(base, "lib", "python" + version)
+    stdlib = [d for d in (std, os.path.join(std, "lib-dynload")) if os.path.isdir(d)] or stdlib
+path += stdlib
 system_site = cfg is None or cfg.get("include-system-site-packages", "").lower() == "true"
 
-def site_dirs(prefixes):
-    if version == ours:
-        return site.getsitepackages(prefixes)
+def layout(p):   # where a venv (and a foreign base) keeps its site-packages
     return [os.path.join(p, lib, "python" + version, "site-packages")
-            for p in prefixes for lib in dict.fromkeys([sys.platlibdir, "lib"])]
+            for lib in dict.fromkeys([sys.platlibdir, "lib"])]
 
 if not env.get("PYTHONNOUSERSITE") and system_site:
     add_site(site.getusersitepackages() if version == ours else
              os.path.join(site.getuserbase(), "lib", "python" + version, "site-packages"))
-for d in site_dirs([prefix] + ([base] if venv and system_site else [])):
+for d in layout(prefix) if venv or not ours_base else site.getsitepackages([prefix]):
     add_site(d)
+if venv and system_site:
+    for d in site.getsitepackages([base]) if ours_base else layout(base):
+        add_site(d)
 
 def top_spec(name):
     for finder in (m.BuiltinImporter, m.FrozenImporter):
@@ -157,13 +169,51 @@ print(json.dumps(out))
 READ_VARS = ("PYTHONPATH", "PYTHONSAFEPATH", "PYTHONNOUSERSITE", "PYTHONUSERBASE", "HOME")
 
 
-def lookup(python: list, entry: Path, names: list, job_env: Mapping[str, str],
-           login_env: Mapping[str, str], cwd: Optional[Path], timeout: float,
-           prefix: Optional[Path] = None) -> CmdResult:
-    """Look `names` up as the job's Python would find them (LOOKUP_CHILD), in `python`
-    (this interpreter, or a container's), from `cwd`; `job_env`: the job's variables,
-    handed over as data; the child runs in the doctor's own environment (child_env)."""
+class Python(NamedTuple):
+    """The interpreter a lookup runs, and the env (`prefix`) it reads as data, if any."""
+    argv: list
+    prefix: Optional[Path] = None
+
+
+def env_python(env_dir: Path, repo: Path) -> Python:
+    """How to look modules up in the venv or conda env at `env_dir` without running a
+    file of the repository. A venv's own bin/python is never run (a link that reads the
+    venv's pyvenv.cfg, or a script): its base interpreter (`home`, resolved) is, given
+    the venv as data, when that is a Python outside the repo. A conda env's bin/python is
+    its own binary: run when the env lies outside the repo. Else this interpreter reads
+    the env as data."""
+    text = fs.read_text(env_dir / "pyvenv.cfg", None, 1 << 16)
+    if text is None:
+        exe = fs.realpath(env_dir / "bin" / "python")
+        return Python([exe]) if _runnable(exe, repo) else Python([sys.executable], env_dir)
+    cfg = {k.strip().lower(): v.strip() for k, _, v in
+           (line.partition("=") for line in text.splitlines())}
+    home, version = cfg.get("home", ""), cfg.get("version") or cfg.get("version_info") or ""
+    xy = ".".join(version.split(".")[:2])
+    named = [cfg.get("executable", "")] + [os.path.join(home, n) for n in
+                                           (f"python{xy}", "python3", "python") if home]
+    for exe in (fs.realpath(p) for p in named if os.path.isabs(p)):
+        if _runnable(exe, repo) and not fs.inside(fs.realpath(home), fs.realpath(repo)):
+            return Python([exe], env_dir)
+    return Python([sys.executable], env_dir)
+
+
+def _runnable(exe: str, repo: Path) -> bool:
+    """A resolved Python binary as safe to run `-I -S` as the system's: named python*,
+    outside the repo, a regular executable that only root or this user can change."""
+    st = fs.stat(exe)
+    return (st is not None and re.fullmatch(r"python[0-9.]*", os.path.basename(exe)) is not None
+            and not fs.inside(exe, fs.realpath(repo)) and os.path.isfile(exe)
+            and os.access(exe, os.X_OK) and st.st_uid in (0, os.getuid())
+            and not st.st_mode & 0o022)
+
+
+def lookup(python: Python, entry: Path, names: list, job_env: Mapping[str, str],
+           login_env: Mapping[str, str], cwd: Optional[Path], timeout: float) -> CmdResult:
+    """Look `names` up as the job's Python would find them (LOOKUP_CHILD), with `python`,
+    from `cwd`; `job_env`: the job's variables, handed over as data; the child runs in
+    the doctor's own environment (child_env)."""
     data = {k: job_env[k] for k in READ_VARS if k in job_env}
-    return run_cmd([*python, "-I", "-S", "-c", LOOKUP_CHILD, str(entry), json.dumps(names),
-                    json.dumps(data), str(prefix or "")], timeout=timeout,
+    return run_cmd([*python.argv, "-I", "-S", "-c", LOOKUP_CHILD, str(entry), json.dumps(names),
+                    json.dumps(data), str(python.prefix or "")], timeout=timeout,
                    env=child_env(login_env), cwd=str(cwd) if cwd is not None else None)
