@@ -16,6 +16,7 @@ from doctor.job.context import Job
 from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.launchers import CONTAINER_VALUE
 from doctor.job.pylookup import Python, env_python, lookup
+from doctor.proc import tool_path
 from doctor.job.sources import python_sources, tree_of
 
 # import name → pip name, where they differ
@@ -248,7 +249,7 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
         argv = list(step.container.argv)
         tool = os.path.basename(argv[0])
         where = f"the container of {step.container.path}:{step.container.line}"
-        if shutil.which(tool) is None:
+        if tool_path(tool) is None:   # where proc.start would find it
             raise Skip(f"the job runs python in a container ({where}) and no `{tool}` "
                        "runtime is on this node's PATH to look inside it")
         i = 2
