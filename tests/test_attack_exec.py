@@ -286,12 +286,14 @@ def test_a_venv_whose_pyvenv_cfg_names_a_python_it_may_not_run_is_read_not_run(t
     assert [f["data"]["module"] for f in res["findings"]] == ["tifffile"], res
 
 
+@pytest.mark.parametrize("tail", ["", ":$PYTHONPATH"])
 def test_without_torch_in_the_doctors_environment_the_jobs_own_torch_is_named(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, tail):
     """On a GPU node outside a job, the job's torch comes from its own PYTHONPATH (a
     site's module tree outside the repo), which the probe reads and does not import.
     The doctor's environment has no torch: that is what the check says, as a warning
-    that names the torch the job would use, not an error about the job."""
+    that names the torch the job would use, not an error about the job. The export
+    may keep a login PYTHONPATH the doctor does not know (`tail`)."""
     from doctor.job.context import Job
     from doctor.registry import get
     from doctor.runner import run_checks
@@ -303,7 +305,7 @@ def test_without_torch_in_the_doctors_environment_the_jobs_own_torch_is_named(
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "job.sbatch").write_text(f"#!/bin/bash\n#SBATCH --gpus-per-node=1\n"
-                                     f"export PYTHONPATH={sw}\nsrun python train.py\n")
+                                     f"export PYTHONPATH={sw}{tail}\nsrun python train.py\n")
     # the doctor's own path without its site-packages: the probe's child finds no torch
     monkeypatch.setattr(sys, "path", [p for p in sys.path if "-packages" not in p])
     job = Job(repo, sbatch=[repo / "job.sbatch"], env={"PATH": os.environ["PATH"]},

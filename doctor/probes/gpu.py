@@ -47,14 +47,14 @@ print("MARK" + json.dumps(out), flush=True)
 """.replace("MARK", MARK)
 
 
-def _exports(job) -> dict:
+def _exports(job, whole: bool = True) -> dict:
     """The first job script's own resolved exports (inside a job: none, the login
-    environment is the job's)."""
+    environment is the job's); `whole=False`: partly resolved ones too."""
     script = job.scripts[0] if getattr(job, "scripts", None) else None
     if script is None or job.in_job:
         return {}
     return {name: v for name, v in job.job_env(script).items()
-            if v.source == "sbatch" and v.resolved and not v.parts}
+            if v.source == "sbatch" and (v.resolved or not whole) and not v.parts}
 
 
 def probe_env(job) -> dict:
@@ -83,11 +83,11 @@ def shadowing_torch(job) -> Optional[dict]:
     """The torch package that the job script's exported PYTHONPATH puts before the
     installed one: {path, version (read from its version.py or __init__.py, None when
     neither states one), set_at}. Read, never imported; None when there is none."""
-    pp = _exports(job).get("PYTHONPATH")
+    pp = _exports(job, whole=False).get("PYTHONPATH")   # `/opt/sw/torch:$PYTHONPATH` too
     if pp is None:
         return None
     for entry in pp.value.split(os.pathsep):
-        if not os.path.isabs(entry):
+        if not os.path.isabs(entry) or "$" in entry:
             continue
         pkg = Path(entry) / "torch"
         init = pkg / "__init__.py"
