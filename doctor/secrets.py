@@ -5,12 +5,15 @@ prints or appends to the job's log, not in an error message. Two passes:
 - `redact(doc, secrets)`: every report document (a run's, a saved one read back by show
   and diff, the diff document) before any format lays it out. It masks as "***":
   - the value under a secret-named key (HF_TOKEN, DB_PASSWORD, WANDB_API_KEY, GH_PAT ...);
-  - `NAME=value` of such a name in a text, and the argument of a credential option in a
+  - `NAME=value` of such a name in a text, `name: value` or `name = value` of one at a
+    line's start (YAML, ini; a diff's line too), and the argument of a credential option in a
     command line: `curl -u user:***`, `--password ***`, `--api-key=***`,
     `--secret-access-key ***`, `sshpass -p ***`, `mysql -p***`, `docker login -p ***`,
     `redis-cli -a ***`, and an `Authorization:`, `Cookie:` or secret-named `-H` header;
-  - the password of a URL's userinfo (`https://user:***@host`), and both halves of an
-    object store's `s3://***:***@bucket`; `user@host` alone is not a secret;
+  - the password of a URL's userinfo (`https://user:***@host`, a `/` in it too), both
+    halves of an object store's `s3://***:***@bucket`, and a user part that is a token
+    (`https://***:x-oauth-basic@github.com`, `https://***@github.com` for a long random
+    one); `git@host` or `user@host` alone is not a secret;
   - a value shaped like a credential whatever its name: the token prefixes of Hugging
     Face (hf_), GitHub (ghp_, gho_, ghu_, ghs_, ghr_, github_pat_), Slack (xoxb- ...),
     AWS (AKIA/ASIA key ids), OpenAI and Anthropic (sk-), GitLab (glpat-), Stripe, Google
@@ -28,7 +31,9 @@ prints or appends to the job's log, not in an error message. Two passes:
 A name is judged by its word structure, not its letters: `compute_pass_rate`,
 `TOKENIZERS_PARALLELISM`, `GIT_AUTHOR_NAME`, `MONKEY_PATCH` and the file names
 `tokenizer.json` or `keys.py` hold no secret; a name that says it holds a location
-(`HF_TOKEN_PATH`, `PASSWORD_FILE`, `SSH_AUTH_SOCK`) neither.
+(`HF_TOKEN_PATH`, `PASSWORD_FILE`, `SSH_AUTH_SOCK`) neither; nor a field name that ends
+in a secret's word without being one (`image_key`, `PRNG_KEY`, `max_token_len`,
+`num_pass`): see `is_secret_name`.
 """
 from __future__ import annotations
 
@@ -43,30 +48,72 @@ from doctor.logblock import BLOCK_BEGIN, BLOCK_END
 MASK = "***"
 
 # A name's word parts (split at _ - . and camelCase; trailing digits dropped: TOKEN2) are
-# judged, not its text. A part ending in TOKEN, SECRET or CREDENTIAL(S) counts anywhere
-# (HF_TOKEN, HFTOKEN, CLIENT_SECRET_ID, AWS_CREDENTIALS) - TOKENIZERS and MAX_TOKENS do
-# not end in TOKEN; PASSWORD, PASSWD and PASSPHRASE count anywhere in the name
-# (DBPASSWORDHASH); so do the parts AUTH, AUTHORIZATION, PRIVATE, PWD and COOKIE
-# (not AUTHOR, not OLDPWD).
-_PART = re.compile(r"[A-Z0-9]*(?:TOKEN|SECRETS?|CREDENTIALS?|CREDS|APIKEY|ACCESSKEY|SECRETKEY|"
-                   r"PRIVATEKEY)|AUTH|AUTHORIZATION|PRIVATE|PWD|COOKIES?|SSHPASS")
+# judged, not its text. Precision is the point: a config key masked by mistake breaks a
+# `doctor fix` preview (`git apply` cannot find the line) and hides a fact, and a real
+# token under an odd name is caught by its shape anyway (`_TOKEN`).
+# - SECRET(S), CREDENTIAL(S), CREDS and the fused APIKEY, ACCESSKEY ... count as any part
+#   (CLIENT_SECRET_ID, AWS_CREDENTIALS); PASSWORD, PASSWD, PASSPHRASE anywhere in the
+#   name (DBPASSWORDHASH); PWD and SSHPASS as a part (MYSQL_PWD; not PWD, OLDPWD).
+_PART = re.compile(r"[A-Z0-9]*(?:SECRETS?|CREDENTIALS?|CREDS|APIKEY|ACCESSKEY|SECRETKEY|"
+                   r"PRIVATEKEY)|PWD|SSHPASS")
 _ANYWHERE = ("PASSWORD", "PASSWD", "PASSPHRASE")
-# Parts that count only as the name's last word: *_KEY, *_PAT (a personal access token),
-# *_PASS; KEY and PAT after some other word (WANDB_API_KEY, GH_PAT, but not `key`,
-# MONKEY, KEYBOARD or PAT_SIZE), PASS alone too (DB_PASS, PASS, not compute_pass_rate).
-_LAST = {"KEY": 2, "PAT": 2, "PASS": 1}   # part -> the fewest parts the name needs
-_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("ACCOUNT", "KEY")}  # API_KEY_ID, AccountKey
 _NOT_SECRET = {"PWD", "OLDPWD"}  # the shell's working directories
+# - a part ending in TOKEN only as the last word, or before VALUE (HF_TOKEN, hfToken,
+#   HFTOKEN, GITHUB_TOKEN_VALUE; not token_type_ids, max_token_len, TOKEN_BUDGET), and
+#   not after a word that makes it a vocabulary's token or a count (pad_token, eos_token,
+#   decoder_start_token, MAX_TOKEN).
+_NOT_BEFORE_TOKEN = {"PAD", "BOS", "EOS", "UNK", "SEP", "CLS", "MASK", "SPECIAL", "START",
+                     "END", "STOP", "MAX", "MIN", "NUM", "N", "NEXT", "PREV", "FIRST", "LAST",
+                     "IMAGE", "TEXT", "AUDIO", "VIDEO", "DEFAULT", "NEW", "EXTRA"}
+# - KEY as the last word after a word that makes it a credential (api_key, secret_key,
+#   SSH_PRIVATE_KEY, SERVICE_KEY), or in a short UPPER-CASE (environment) name whose
+#   word before is no data word (STRIPE_KEY, OPENAI_KEY; not PRNG_KEY): a lower-case
+#   config key ending in _key is a field name (image_key, first_stage_key, cache_key).
+_KEY_AFTER = {"API", "ACCESS", "SECRET", "PRIVATE", "SERVICE", "SIGNING", "SIGN",
+              "ENCRYPTION", "ENCRYPT", "DECRYPTION", "MASTER", "AUTH", "CLIENT", "LICENSE",
+              "ACCOUNT", "SSH", "GPG", "PGP", "RSA", "HMAC", "JWT", "SESSION", "WEBHOOK",
+              "DEPLOY", "SHARED", "STORAGE", "SUBSCRIPTION", "ADMIN", "APP"}
+_NOT_BEFORE_KEY = {"PRNG", "RNG", "SEED", "RANDOM", "CACHE", "SORT", "QUERY", "INPUT",
+                   "OUTPUT", "IMAGE", "TEXT", "LABEL", "MONITOR", "METRIC", "STATE", "DICT",
+                   "STAGE", "PRIMARY", "FOREIGN", "PARTITION", "HASH", "ROUTING", "GROUP",
+                   "SHARD", "LOOKUP", "DATA", "MODEL", "MAP", "RECORD", "ROW", "COLUMN",
+                   "INDEX", "ID", "NAME", "HOT", "TYPE", "EVENT", "MESSAGE", "BATCH",
+                   "SAMPLE", "FEATURE", "TARGET", "PUBLIC", "SORTING", "JOIN", "MERGE",
+                   "DEDUP", "CLUSTER", "SPLIT", "FIELD", "ATTR", "CONFIG", "ENV", "LOCK"}
+# - PAT (a personal access token) as the last word after a forge's or a token's word
+#   (GH_PAT, AZURE_DEVOPS_PAT; not SPATIAL_PAT, FILE_PAT, PAT_SIZE).
+_PAT_AFTER = {"GH", "GITHUB", "GITLAB", "GL", "AZURE", "DEVOPS", "ADO", "AZDO", "VSTS",
+              "TFS", "BITBUCKET", "BB", "GITEA", "CODEBERG", "FORGEJO", "HF", "HUGGINGFACE",
+              "PERSONAL", "ACCESS", "DEPLOY", "API", "JIRA", "CONFLUENCE", "ATLASSIAN",
+              "SONAR", "CI", "BOT", "GIT", "REPO", "NPM", "PYPI", "DOCKER", "REGISTRY"}
+# - PASS as the last word, alone, after a credential's word (db_pass, smtp_pass), or in a
+#   short UPPER-CASE name whose word before is no count or order (DB_PASS; not num_pass,
+#   FORWARD_PASS, compute_pass_rate, BYPASS_CACHE, GIT_ASKPASS).
+_NOT_BEFORE_PASS = {"NUM", "N", "FIRST", "SECOND", "THIRD", "LAST", "NEXT", "PREV", "SINGLE",
+                    "MULTI", "ONE", "TWO", "FORWARD", "BACKWARD", "FWD", "BWD", "SKIP", "EACH",
+                    "PER", "RENDER", "COMPILE", "OPT", "TEST", "TESTS", "CHECK", "EVAL",
+                    "TRAIN", "WARMUP", "MIN", "MAX", "TOTAL", "FULL", "PARTIAL"}
+_PASS_AFTER = {"DB", "DATABASE", "MYSQL", "MARIADB", "PG", "POSTGRES", "POSTGRESQL", "REDIS",
+               "MONGO", "MONGODB", "SMTP", "MAIL", "EMAIL", "IMAP", "FTP", "SFTP", "LDAP",
+               "USER", "ADMIN", "ROOT", "PROXY", "HTTP", "BASIC", "SSH", "VNC", "AMQP",
+               "RABBITMQ", "KEYSTORE", "TRUSTSTORE", "STORE", "KEY", "ACCOUNT", "LOGIN",
+               "REGISTRY", "DOCKER", "API", "SERVICE", "CLIENT", "SECRET", "AUTH"}
+# - AUTH and AUTHORIZATION as the last word (BASIC_AUTH, Authorization, not AUTH_MODE,
+#   AUTHOR, USE_AUTH), COOKIE(S) as the last word (Cookie, SESSION_COOKIE, not
+#   cookie_cutter); PRIVATE and AUTH elsewhere only next to KEY, TOKEN or SECRET (above).
+_LAST_ONLY = {"AUTH", "AUTHORIZATION", "COOKIE", "COOKIES"}
+_NOT_BEFORE_AUTH = {"USE", "ENABLE", "ENABLED", "DISABLE", "DISABLED", "REQUIRE",
+                    "REQUIRED", "NO", "SKIP", "WITH", "WITHOUT", "HAS", "IS", "NEEDS"}
 # A name ending in one of these says where a secret is, not what it is.
 _LOCATION = {"FILE", "FILES", "PATH", "PATHS", "DIR", "DIRS", "SOCK", "SOCKET"}
-# A tokenizer's special tokens are words of a vocabulary: pad_token: "<pad>"
-_SPECIAL_TOKENS = {"PAD", "BOS", "EOS", "UNK", "SEP", "CLS", "MASK", "SPECIAL"}
 # A key that names a file is no variable (facts.job["slurm/compute_pass_rate.slurm"]).
 _FILE_EXTENSIONS = frozenset(
     "py pyc sh bash zsh ksh csh slurm sbatch job pbs yaml yml json jsonl toml ini cfg conf "
     "txt md rst log out err csv tsv env pem key crt cer der p12 pfx pub gpg asc pt pth ckpt "
     "bin safetensors h5 hdf5 npz npy pkl pickle onnx tar gz tgz zip xz bz2 sif sqsh simg so "
     "lock lst list dat db sqlite def patch diff".split())
+_PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("ACCOUNT", "KEY"), ("SECRET", "KEY"),
+          ("PRIVATE", "KEY")}  # anywhere: API_KEY_ID, AWS_ACCESS_KEY_ID, AccountKey
 
 
 @lru_cache(maxsize=4096)
@@ -81,14 +128,27 @@ def is_secret_name(name: str) -> bool:
     parts = [p.rstrip("0123456789") or p for p in parts]
     if not parts or parts[-1] in _LOCATION:
         return False
-    last = _LAST.get(parts[-1])
-    if last is not None and len(parts) >= last:
+    if any(word in name.upper() for word in _ANYWHERE) or \
+            any(_PART.fullmatch(p) for p in parts) or \
+            any(pair in _PAIRS for pair in zip(parts, parts[1:])):
         return True
-    if any(word in name.upper() for word in _ANYWHERE):
-        return True
-    return any(_PART.fullmatch(p) and not (p == "TOKEN" and i and parts[i - 1] in _SPECIAL_TOKENS)
-               for i, p in enumerate(parts)) or \
-        any(pair in _PAIRS for pair in zip(parts, parts[1:]))
+    if parts[-1] == "VALUE" and len(parts) > 1:
+        parts = parts[:-1]
+    last, before = parts[-1], (parts[-2] if len(parts) > 1 else "")
+    env_style = not any(c.islower() for c in name) and len(parts) <= 3
+    if last.endswith("TOKEN"):
+        return before not in _NOT_BEFORE_TOKEN
+    if last == "KEY":
+        return before in _KEY_AFTER or bool(before) and env_style and \
+            before not in _NOT_BEFORE_KEY
+    if last == "PAT":
+        return before in _PAT_AFTER
+    if last == "PASS":
+        return not before or before in _PASS_AFTER or env_style and \
+            before not in _NOT_BEFORE_PASS
+    if last in _LAST_ONLY:
+        return before not in _NOT_BEFORE_AUTH
+    return False
 
 
 def secret_values(job: Any) -> tuple:
@@ -158,8 +218,21 @@ def _masked(value: Any) -> Any:
 _VALUE = r"""(?:\$?'[^']*'|"[^"\\]*(?:\\.[^"\\]*)*"|[^\s'";&|]+)"""
 _OBJECT_STORES = {"s3", "s3a", "s3n", "gs", "gcs", "oss", "r2", "wasb", "wasbs", "abfs",
                   "abfss", "az", "swift", "minio"}
-# scheme:/user:password@ (a path may have squeezed scheme:// to scheme:/)
-_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):/+([^\s/@:'\"]*):([^\s/'\"]+)@")
+# scheme:/user:password@ or scheme:/user@ (a path may have squeezed scheme:// to
+# scheme:/). The password runs to the `@` before the host, `/` included (half of AWS's
+# secret keys hold one: s3://KEY:wJal/K7MD@bucket); `@` is no password character (it is
+# written %40), so `https://u:p@host/a@b` ends at the first. A password that begins with
+# digits and a `/` is a port and a path (`https://host:8080/@scope/pkg`). Bounded, so that
+# a text of many `a:/` is no quadratic scan.
+_URL = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}):/+([^\s/@:'\"]{0,256})"
+                  r"(?::((?!\d*/)[^\s'\"@]{0,256}))?@")
+# What GitHub, GitLab and Bitbucket take as the password when the token is the user
+# (`https://TOKEN:x-oauth-basic@github.com`).
+_DUMMY_PASSWORDS = {"x-oauth-basic", "x-oauth", "x", "oauth2", "token", "x-token-auth"}
+# A user part that is itself a token: long, of a token's alphabet, letters and digits
+# mixed (`https://<40 hex>@github.com`); not `git`, `mluser` or `first.last`.
+_RANDOM_USER = re.compile(r"(?=(?:[^0-9]*[0-9]){4})(?=(?:[^A-Za-z]*[A-Za-z]){4})"
+                          r"[A-Za-z0-9_-]{20,}")
 # NAME=value and --option value: the value is looked at, not consumed, so that a
 # credential quoted inside another option's value (`-e 'sshpass -p X ssh'`) is seen too.
 _ASSIGN = re.compile(r"(?<![\w$-])([A-Za-z_][A-Za-z0-9_]*)=(?=(" + _VALUE + "))")
@@ -228,6 +301,10 @@ _AUTHORIZATION = re.compile(r"\b(?i:(?:proxy-)?authorization|cookie)\s*:\s*" + _
                             r"([^\s'\"\\]+)")
 _HEADER = re.compile(r"(?:-H|--header)(?:=|\s+)[\\'\"]*([A-Za-z][\w-]*)\s*:\s*" + _SCHEME +
                      r"([^\s'\"\\]+)")
+# `name: value` and `name = value` at a line's start (YAML, ini, TOML, a header), also as a
+# line of a unified diff (` `, `+`, `-`) or a YAML list item; the value stays on its line.
+_LINE_KEY = re.compile(r"(?m)^[+-]?[ \t]*(?:-[ \t]+)?([\"']?)([A-Za-z_][\w.-]*)\1[ \t]*[:=]"
+                       r"[ \t]*" + _SCHEME + "(?=(" + _VALUE + "))")
 
 
 def mask_text(text: str, secrets: tuple = ()) -> str:
@@ -283,8 +360,16 @@ def _apply(text: str, spans: list) -> str:
 
 
 def _url(m: re.Match) -> tuple:
-    """The groups of a URL's userinfo to mask: the password; the key too for a bucket."""
-    return (2, 3) if m[1].lower() in _OBJECT_STORES and m[2] else (3,)
+    """The groups of a URL's userinfo to mask: the password; the user too when it is the
+    key of a bucket (s3://KEY:SECRET@), or itself a token (`TOKEN:x-oauth-basic@`, a
+    random-looking user with or without a password)."""
+    user, password = m[2], m[3]
+    token_user = bool(user) and (_RANDOM_USER.fullmatch(user) is not None or (
+        password is not None and password.lower() in _DUMMY_PASSWORDS))
+    if user and password and m[1].lower() in _OBJECT_STORES:
+        token_user = True
+    return tuple(g for g, masked in ((2, token_user), (3, bool(password) and (
+        password.lower() not in _DUMMY_PASSWORDS))) if masked)
 
 
 def _secret_option(m: re.Match) -> tuple:
@@ -298,6 +383,7 @@ def _secret_option(m: re.Match) -> tuple:
 _RULES: tuple = (
     (_URL, _url, (":/",)),
     (_ASSIGN, lambda m: (2,) if is_secret_name(m[1]) else (), ("=",)),
+    (_LINE_KEY, lambda m: (3,) if is_secret_name(m[2]) else (), (":", "=")),
     (_OPTION, _secret_option, ("--",)),
     (_HEADER, lambda m: (2,) if is_secret_name(m[1]) else (), ("-H", "--header")),
     (_AUTHORIZATION, lambda m: (1,), ("uthorization", "UTHORIZATION", "ookie", "OOKIE")),
@@ -348,7 +434,7 @@ def scrub(text: str) -> str:
     if not text or not isinstance(text, str):
         return text
     known = _known
-    if text.lstrip()[:1] in ("{", "[", "<"):
+    if _is_encoded(text):
         if len(text) > 1 << 20 and _last[0] == known and _last[1] == text:
             return _last[2]  # `--format json --json FILE`: one report, scrubbed once
         _last[:] = known, text, _scrub_encoded(text, known)
@@ -360,6 +446,22 @@ def scrub(text: str) -> str:
         return (mask_text(text[:begin], known) + _scrub_encoded(text[begin:end], known)
                 + scrub(text[end:]))
     return mask_text(text, known)
+
+
+# A text is taken for JSON or XML (and loses the name, URL and command rules, whose masks
+# could break its escaping) only when it is one whole document: a JSON object or array
+# from its first character to its last, or an XML document with its declaration (the
+# junit report). A plain text that merely begins with `[` or `<` ("[1/3] ...",
+# "<stdin>: ...") keeps every rule. (Told here rather than by the writers: every text
+# reaches stdout through the stream guard, which sees only the text.)
+_JSON_START = re.compile(r"\s*(?:\{\s*[\"}]|\[\s*(?:[\[\]{\"0-9-]|true|false|null))")
+
+
+def _is_encoded(text: str) -> bool:
+    head = _JSON_START.match(text)
+    if head:
+        return text.rstrip().endswith("}" if head[0].lstrip()[0] == "{" else "]")
+    return text.lstrip().startswith("<?xml") and text.rstrip().endswith(">")
 
 
 # Where a match would begin inside an escape: right after `\`, within `\u00e9`,

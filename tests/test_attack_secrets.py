@@ -379,3 +379,144 @@ def test_the_cli_entry_point_guards_stdout_and_stderr(tmp_path, capsys):
     proc = run_main(capsys, "show", str(bad))
     assert proc.returncode == 2 and proc.stderr.startswith("doctor: error: ")
     assert leaks(proc.stdout, proc.stderr) == [] and "***.json" in proc.stderr
+
+
+# ---- review of the redaction pass: URLs, YAML lines, over-masked names, plain text ------
+AWS_SLASH = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"   # half of AWS's secret keys hold a `/`
+AWS_ID = "AKIDEXAMPLE"                                   # too short for the AKIA shape
+HEX_TOKEN = "fedcba9876543210fedcba9876543210fedcba98"   # a classic GitHub token: no prefix
+CONFIG_TOKEN = "9f8e7d6c5b4a39281706f5e4d3c2b1a0aa"
+
+
+def test_run_masks_url_passwords_with_a_slash_and_tokens_in_the_user_part(tmp_path, capsys):
+    """The JSON report of `run --no-smoke`: a bucket's secret key with `/` in it, a GitHub
+    token as the user of `TOKEN:x-oauth-basic@` and alone as `TOKEN@`; while a field name
+    ending in _key (a Hydra override), `git@github.com:` and `user@host` stay readable."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text("import torch\n")
+    (repo / "job.sbatch").write_text("\n".join([
+        "#!/bin/bash", "#SBATCH --nodes=1",
+        f"export DATA_URL=s3://{AWS_ID}:{AWS_SLASH}@bucket/train",
+        f"export REPO_URL=https://{HEX_TOKEN}:x-oauth-basic@github.com/o/r.git",
+        f"export CLONE_URL=https://{HEX_TOKEN}@github.com/o/r.git",
+        "export MIRROR=git@github.com:org/repo.git",
+        "export LOGS=ssh://mluser@logs.example.org/runs",
+        "srun python train.py model.first_stage_key=jpg data.text_key=caption", ""]))
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    out = tmp_path / "r.json"
+    proc = run_main(capsys, "run", "--repo", str(repo), "--no-smoke", "--format", "json",
+                    "--output", str(out))
+    assert proc.returncode in (0, 1, 3), proc.stderr
+    text = out.read_text()
+    for secret in (AWS_SLASH, AWS_ID, HEX_TOKEN, "K7MDENG"):
+        assert secret not in text + proc.stdout + proc.stderr, secret
+    doc = json.loads(text)
+    env = doc["facts"]["script_env"]["job.sbatch"]
+    assert env["DATA_URL"] == "s3://***:***@bucket/train"
+    assert env["REPO_URL"] == "https://***:x-oauth-basic@github.com/o/r.git"
+    assert env["CLONE_URL"] == "https://***@github.com/o/r.git"
+    assert env["MIRROR"] == "git@github.com:org/repo.git"
+    assert env["LOGS"] == "ssh://mluser@logs.example.org/runs"
+    assert doc["facts"]["job"]["job.sbatch"]["step"]["args"] == [
+        "model.first_stage_key=jpg", "data.text_key=caption"]
+
+
+FIX_CONFIG = f"""data:
+  val: {{num_workers: 0, persistent_workers: true, batch_size: 8}}
+  image_key: jpg
+  hf_token: {CONFIG_TOKEN}
+  "api_key": "{CONFIG_KEY}"
+"""
+
+
+def test_fix_preview_masks_a_yaml_secret_in_its_context_lines(tmp_path, capsys):
+    """`key: value` (YAML) of a secret name, lines after the one `doctor fix` edits:
+    the preview's context showed it in clear; a field named image_key stays."""
+    repo = tmp_path / "repo"
+    (repo / "configs").mkdir(parents=True)
+    cfg = repo / "configs" / "train.yaml"
+    cfg.write_text(FIX_CONFIG)
+    proc = run_main(capsys, "fix", "--repo", str(repo), "--static", "--config", str(cfg),
+                    "--unsafe", "--torch-version", "2.4.0")
+    edited = "+  val: {num_workers: 0, persistent_workers: false, batch_size: 8}"
+    assert edited in proc.stdout, (proc.stdout, proc.stderr)
+    assert CONFIG_TOKEN not in proc.stdout + proc.stderr
+    assert CONFIG_KEY not in proc.stdout + proc.stderr
+    assert "   hf_token: ***\n" in proc.stdout and '   "api_key": ***\n' in proc.stdout
+    assert "   image_key: jpg\n" in proc.stdout
+    assert cfg.read_text() == FIX_CONFIG   # a preview
+
+
+@pytest.mark.parametrize("text,masked", [
+    (f"s3://{AWS_ID}:{AWS_SLASH}@bucket/train", "s3://***:***@bucket/train"),
+    (f"https://u:{AWS_SLASH}@host/a@b", "https://u:***@host/a@b"),   # @ in the path
+    (f"https://{HEX_TOKEN}:x-oauth-basic@github.com/o/r.git",
+     "https://***:x-oauth-basic@github.com/o/r.git"),
+    (f"git clone https://{HEX_TOKEN}@github.com/o/r.git",
+     "git clone https://***@github.com/o/r.git"),
+    ("https://x-access-token:ghs-like-Secret1@github.com/o/r",
+     "https://x-access-token:***@github.com/o/r"),
+    *[(t, t) for t in ("git@github.com:org/repo.git", "ssh://git@github.com/o/r.git",
+                       "https://user@host/x", "https://first.last.name.org@host/x",
+                       "https://continuous-integration-bot@host/x",
+                       "https://registry.npmjs.org:443/@scope/pkg", "https://host:8080/x@y")],
+    ("  hf_token: 9f8e7d6c5b4a39281706f5e4d3c2b1a0aa", "  hf_token: ***"),
+    ("+password = hunter2hunter2", "+password = ***"),
+    ("- secret_key: 'q1w2e3'", "- secret_key: ***"),
+    ("Authorization: Bearer abc123", "Authorization: Bearer ***"),
+    *[(t, t) for t in ("  image_key: jpg", "  num_workers: 4", "  max_token_len: 512",
+                       "model.first_stage_key=jpg data.text_key=caption")],
+])
+def test_urls_and_yaml_lines(text, masked):
+    from doctor.secrets import mask_text
+
+    assert mask_text(text) == masked
+
+
+@pytest.mark.parametrize("name", [
+    "image_key", "text_key", "label_key", "input_key", "monitor_key", "metric_key",
+    "rng_key", "PRNG_KEY", "cache_key", "state_dict_key", "first_stage_key", "sort_key",
+    "query_key", "SPATIAL_PAT", "cookie_cutter", "token_type_ids", "max_token_len",
+    "token_dropout", "TOKEN_BUDGET", "decoder_start_token_id", "private_cache", "PRIVATE_IP",
+    "AUTH_MODE", "num_pass", "FORWARD_PASS", "PUBLIC_KEY", "use_auth"])
+def test_field_names_are_no_secrets(name):
+    from doctor.secrets import is_secret_name
+
+    assert not is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", [
+    "HF_TOKEN", "WANDB_API_KEY", "GH_PAT", "DB_PASS", "db_pass", "SMTP_PASSWORD",
+    "my_password_hash", "GCP_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY",
+    "api_key", "secret_key", "access_key", "private_key", "hf_token", "auth_token",
+    "SLACK_BOT_TOKEN", "NPM_TOKEN", "OPENAI_KEY", "GITHUB_TOKEN_VALUE", "SESSION_COOKIE",
+    "token", "PASS"])
+def test_credential_names_stay_secret(name):
+    from doctor.secrets import is_secret_name
+
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("text", [
+    "[1/3] DATA_URL=https://u:plainTextPw9@host HF_TOKEN=plainTextTok9",
+    "<stdin>: DATA_URL=https://u:plainTextPw9@host HF_TOKEN=plainTextTok9",
+    "{not json} HF_TOKEN=plainTextTok9 https://u:plainTextPw9@host"])
+def test_plain_text_that_begins_like_json_or_xml_keeps_every_rule(text):
+    """scrub took any text beginning with `[`, `{` or `<` for JSON or XML and dropped the
+    name and URL rules for it: a progress line or a message leaked."""
+    from doctor.secrets import scrub
+
+    out = scrub(text)
+    assert "plainTextPw9" not in out and "plainTextTok9" not in out, out
+
+
+def test_a_json_report_still_gets_only_the_rules_that_keep_it_valid():
+    from doctor.secrets import scrub
+
+    doc = {"cmd": 'echo "HF_TOKEN=\\"x y\\""', "url": 'https://u:p"q@host',
+           "tok": BY_SHAPE["BUILD_LABEL"]}
+    for text in (json.dumps(doc, indent=2) + "\n", json.dumps([doc])):
+        back = json.loads(scrub(text))
+        back = back[0] if isinstance(back, list) else back
+        assert back == {**doc, "tok": "***"}
