@@ -158,7 +158,7 @@ class Job:
         top = str(self.repo)
         if real == top:
             return "."
-        if real.startswith(top.rstrip("/") + "/"):
+        if fs.inside(real, top):
             return real[len(top.rstrip("/")) + 1:]
         return str(Path(p))
 
