@@ -16,6 +16,7 @@ from doctor.job.context import Job
 from doctor.job.overrides import parse_overrides
 from doctor.job.sources import python_trees
 from doctor.job.stepconfigs import step_configs
+from doctor.job.versions import parse_version
 from doctor.proc import run_cmd
 from doctor.scanners.torchsave import NotRegularFile, TorchSaveInfo, inspect_file
 
@@ -69,7 +70,7 @@ def _timeout(job: Job) -> float:
 
 
 @check(CHECK, title="The checkpoint the job resumes from does not fit the model",
-       severity="error", tags=("checkpoint", "smoke"), needs=("torch", "configs", "sbatch"),
+       severity="error", tags=("checkpoint",), needs=("configs", "sbatch"),
        timeout=_timeout)
 def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
     """The job resumes from a checkpoint whose parameters no longer match the model.
@@ -90,18 +91,27 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
     how the names match, and the finding says so. When the repo loads state
     dicts with `strict=False`, missing and unexpected keys are warnings.
 
+    The model is built only when the run may execute repo code: `--no-smoke`
+    and `--static` compare nothing, but still read the checkpoint.
+
     A checkpoint whose pickle names globals outside torch's `weights_only` set
-    is a finding of its own, whether or not a model is given: an error when one
-    of them runs a command or code (`os.system`, `subprocess.*`, `builtins.eval`,
-    ...), since every way of loading it fails or makes that call; otherwise a
-    warning, as the job may load it with `weights_only=False`.
+    is a finding of its own, in every mode, whether or not a model is given.
+    How the job loads it decides what happens: the `weights_only=` of the
+    `torch.load` that reads it, else torch's default for the job's torch
+    (`True` from 2.6). When it loads with `weights_only=True`, or the doctor
+    cannot tell, a global that runs a command or code (`os.system`,
+    `subprocess.*`, `builtins.eval`, ...) is an error: the load is refused, so
+    the resume fails, or it makes that call; other globals are a warning, as
+    only `weights_only=True` refuses them. When the job loads it with
+    `weights_only=False` the resume does not fail: a global that runs code is a
+    warning that says the load runs it, and others are no finding.
 
     ## Why it matters
     A resume that does not fit fails only after the queue wait, at the first
     `load_state_dict`, and with `--requeue` every requeue repeats the failure:
     the renamed layer or the added task head costs one allocation per retry.
     A pickle that names other globals is refused by `torch.load(weights_only=True)`
-    (the default since torch 2.6), and with `weights_only=False` it runs them.
+    (the default since torch 2.6), and with `weights_only=False` loading it calls them.
 
     ## How to fix
     Point the resume path at a checkpoint of the current model, or start fresh
@@ -122,8 +132,8 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
                    + ", ".join(f"{job.rel(r.path)} ({r.origin})" for r in refs[:5]))
     infos = [(r, read_info(r.path)) for r in existing]
     # what torch.load refuses or runs is a finding whether or not the keys can be compared
-    unsafe = [unsafe_pickle(job, r, info) for r, info in infos
-              if info is not None and info.unsafe_globals]
+    unsafe = [f for r, info in infos if info is not None and info.unsafe_globals
+              and (f := unsafe_pickle(job, r, info)) is not None]
     try:
         states = comparable(job, infos)
     except Skip:
@@ -142,6 +152,9 @@ def resume_checkpoint_mismatch(job: Job) -> Iterator[Finding]:
 def comparable(job: Job, infos: list) -> list:
     """(ref, state) of each checkpoint whose keys can be compared with the model; Skip
     when none can."""
+    if not job.smoke:
+        raise Skip("--no-smoke / --static: the model is not built, as that runs the repo's "
+                   "code (the checkpoint's pickle was read, never executed)")
     if not job.model:
         raise Skip("no model factory to compare with: give --model MOD:FACTORY or settings "
                    "smoke.model")
@@ -501,50 +514,110 @@ def judge(job: Job, ref: ResumeRef, where: str, ckpt: dict, model: dict,
 
 
 # ---- a pickle that torch.load refuses or that runs code ---------------------------------
-# Modules and builtins whose globals run a command or code, or touch files, processes or
-# the network, when a pickle calls them. A checkpoint that names one fails every way it
-# can be loaded: weights_only=True (torch's default since 2.6) refuses it, and
-# weights_only=False makes those calls. Any other global outside torch's allowlist (an
-# argparse.Namespace of hyperparameters, a numpy scalar) loads with weights_only=False.
-RUNS_CODE_MODULES = frozenset((
-    "os", "posix", "nt", "subprocess", "_posixsubprocess", "pty", "runpy", "importlib",
-    "code", "codeop", "shutil", "socket", "ctypes", "multiprocessing", "webbrowser",
-    "pickle", "_pickle", "marshal", "pdb", "timeit", "commands", "popen2"))
-RUNS_CODE_BUILTINS = frozenset(f"{m}.{n}" for m in ("builtins", "__builtin__") for n in (
-    "eval", "exec", "compile", "__import__", "open", "getattr", "setattr", "delattr",
-    "breakpoint", "input", "globals", "vars"))
+# Globals that run a command or code when a pickle calls them (module prefixes, or exact
+# names; `os.exec*` and `os.spawn*` by prefix). A global that only builds an object (an
+# argparse.Namespace, an os.stat_result) or only looks one up (builtins.getattr, which a
+# pickled bound method calls) runs nothing by itself: torch.load(weights_only=True) refuses
+# it, and weights_only=False loads it.
+RUNS_CODE_MODULES = frozenset(("subprocess", "_posixsubprocess", "runpy", "ctypes", "_ctypes",
+                               "timeit", "pty"))
+_OS = ("os", "posix", "nt")
+RUNS_CODE = frozenset(
+    [f"{m}.{n}" for m in _OS for n in ("system", "popen", "startfile", "posix_spawn",
+                                       "posix_spawnp")]
+    + [f"builtins.{n}" for n in ("eval", "exec", "compile", "__import__", "breakpoint")]
+    + [f"{m}.{n}" for m in ("pickle", "_pickle") for n in ("loads", "load")]
+    + ["importlib.import_module", "code.interact", "pdb.run", "pdb.runeval", "pdb.runcall",
+       "marshal.loads"])
 
 
 def runs_code(name: str) -> bool:
-    """A global that runs a command or code when called (see RUNS_CODE_*)."""
-    return name in RUNS_CODE_BUILTINS or name.split(".", 1)[0] in RUNS_CODE_MODULES
+    """A global (as torchsave.global_name gives it) that runs a command or code when called."""
+    module, _, func = name.rpartition(".")
+    return (name in RUNS_CODE or module.split(".", 1)[0] in RUNS_CODE_MODULES
+            or (module in _OS and func.startswith(("exec", "spawn"))))
 
 
-def unsafe_pickle(job: Job, ref: ResumeRef, info: TorchSaveInfo) -> Finding:
-    """The checkpoint's pickle names globals outside torch.load's weights_only set: an
-    error when one of them runs code (every way of loading it fails), else a warning that
-    names what the doctor could not see (whether the job loads it with weights_only=False)."""
+def _torch_loads(job: Job, ref: ResumeRef) -> list:
+    """The `torch.load(...)` calls (file:line, call) that read this checkpoint: the call at
+    the read site of a --requeue auto-resume; for a key the code reads, every torch.load
+    in the repo's code; none when the doctor did not see the code load it."""
+    if ref.read_by is None or ref.read_by.startswith("Lightning"):
+        return []
+    at = None if ref.read_by.startswith("the code") else ref.read_by
+    out = []
+    for path, tree in python_trees(job):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "load" and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "torch":
+                where = f"{job.rel(path)}:{node.lineno}"
+                if at is None or where == at:
+                    out.append((where, node))
+    return out
+
+
+def weights_only(job: Job, ref: ResumeRef) -> tuple:
+    """(True/False: how the job's torch.load of this file treats globals, or None when
+    the doctor cannot tell; what says so)."""
+    release = parse_version(job.torch_version_given) if job.static else job.torch_release
+    values = set()
+    wheres = []
+    for where, call in _torch_loads(job, ref):
+        kw = next((k.value for k in call.keywords if k.arg == "weights_only"), None)
+        if kw is None:   # torch's default: True from 2.6
+            values.add(None if release is None else tuple(release[:2]) >= (2, 6))
+            wheres.append(f"{where}, torch {'.'.join(map(str, release[:2]))}'s default"
+                          if release else where)
+        else:
+            values.add(kw.value if isinstance(kw, ast.Constant)
+                       and isinstance(kw.value, bool) else None)
+            wheres.append(where)
+    if len(values) != 1 or None in values:
+        return None, ""
+    return values.pop(), ", ".join(wheres[:3])
+
+
+def unsafe_pickle(job: Job, ref: ResumeRef, info: TorchSaveInfo) -> Optional[Finding]:
+    """The checkpoint's pickle names globals outside torch.load's weights_only set. With
+    weights_only=True (or unknown) an error when one of them runs code (the resume fails
+    or runs it), else a warning; with weights_only=False a warning when one runs code (the
+    load runs it, the resume goes on), else nothing."""
     globs = info.unsafe_globals
     code = [g for g in globs if runs_code(g)]
+    wo, where = weights_only(job, ref)
+    if wo is False and not code:
+        return None
     shown = ", ".join((code or globs)[:SHOWN]) + (" …" if len(code or globs) > SHOWN else "")
     head = (f"{ref.written} ({ref.origin}) is a torch.save file whose pickle "
             f"{'calls' if code else 'names'} {shown}")
-    refused = "torch.load(weights_only=True), the default since torch 2.6, refuses it"
-    if code:
+    refused = ("torch.load(weights_only=True), the default since torch 2.6, refuses it"
+               if wo is None else f"the job loads it with weights_only=True ({where}), "
+               "which refuses it")
+    severity = Severity.ERROR if code else Severity.WARNING
+    if code and wo is False:
+        severity = Severity.WARNING
+        msg = (f"{head}: the job loads it with weights_only=False ({where}), so loading it "
+               "makes those calls, whoever wrote the file; the doctor did not execute it")
+    elif code:
         msg = (f"{head}: {refused}, so the resume fails, and with weights_only=False loading "
                "it makes those calls; the doctor did not execute it")
-        fix = ("Do not load this file: unpickling it makes those calls. Find out who wrote "
-               "it, remove it, and resume from a checkpoint you trust (or start fresh).")
+    elif wo:
+        msg = (f"{head}, outside torch's weights_only set: {refused}, so the resume fails; "
+               "with weights_only=False it would load; it was not executed")
     else:
         msg = (f"{head}, outside torch's weights_only set: {refused}, so the resume fails "
                "unless the job loads it with weights_only=False (the doctor did not see how "
-               "it loads it), which runs whatever those globals do; it was not executed")
+               "it loads it); it was not executed")
+    if code:
+        fix = ("Do not load this file: unpickling it makes those calls. Find out who wrote "
+               "it, remove it, and resume from a checkpoint you trust (or start fresh).")
+    else:
         fix = ("Save checkpoints as tensors and plain containers (a state_dict), or allow the "
                "globals you trust with torch.serialization.add_safe_globals; load with "
                "weights_only=False only a file whose writer you trust.")
-    return Finding(msg, location=ref.location, fix=fix,
-                   severity=Severity.ERROR if code else Severity.WARNING,
+    return Finding(msg, location=ref.location, fix=fix, severity=severity,
                    data={"checkpoint": ref.written, "path": job.rel(ref.path),
                          "named_at": ref.origin, "read_by": ref.read_by,
                          "unsafe_globals": globs[:MAX_KEYS], "runs_code": code[:MAX_KEYS],
-                         "format": info.format})
+                         "weights_only": wo, "format": info.format})

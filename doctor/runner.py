@@ -247,6 +247,7 @@ def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (
     """The registry's checks this run selects, after validating the settings against them."""
     specs = _named_specs(job, list(only), list(skip)) or all_checks()
     check_settings(job, specs)
+    job.smoke = not (static or no_smoke)   # a check that runs repo code asks this
     return select(specs, only=only, skip=skip, select_=job.settings.select,
                   ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
 

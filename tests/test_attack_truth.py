@@ -70,6 +70,26 @@ def test_a_checkpoint_that_calls_posix_system_is_an_error_and_never_runs(tmp_pat
     assert finding["data"]["runs_code"] == ["posix.system"], finding["data"]
 
 
+@pytest.mark.parametrize("mode", ["--no-smoke", "--static"])
+def test_no_smoke_and_static_report_a_checkpoint_that_calls_posix_system(tmp_path, mode):
+    """The modes that run no repo code still read the checkpoint (reading runs nothing):
+    the error is reported, the pickle never runs, and neither does the model factory
+    (its module would plant a second marker on import)."""
+    marker, built = tmp_path / "PWNED", tmp_path / "MODEL-BUILT"
+    repo = _resume_repo(tmp_path, _pickle_calling("posix", "system", f"touch {marker}"))
+    (repo / "model.py").write_text(f"open({str(built)!r}, 'w').close()\n\n\n"
+                                   "def build():\n    return None\n")
+    proc = run_doctor("run", mode, "--format", "json", "--config", "train.yaml",
+                      "--only", CHECK, "--model", "model:build", cwd=repo)
+    assert not marker.exists(), "the doctor executed the checkpoint's pickle"
+    assert not built.exists(), f"{mode} ran the repo's model factory"
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    res = result_of(validate_report(json.loads(proc.stdout)), CHECK)
+    finding, = res["findings"]
+    assert res["status"] == "fail" and finding["severity"] == "error", res
+    assert finding["data"]["runs_code"] == ["posix.system"], finding["data"]
+
+
 def test_a_checkpoint_with_other_unsafe_globals_is_a_warning(tmp_path):
     """A global that only weights_only=True refuses (hyperparameters in a Namespace):
     the resume fails unless the job loads it with weights_only=False, which the doctor

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Optional
 
 import pytest
 
@@ -242,3 +243,170 @@ def test_the_doctor_process_never_imports_torch(generated):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == "False", proc.stderr
+
+
+# ---- globals outside the weights_only set: judged as the real torch.load judges them ----
+# Objects an ordinary training script saves, written by the real torch.save in a child.
+ORDINARY = {
+    "set": "{0, 1, 2}",            # torch loads it; protocol 2 names it __builtin__.set
+    "counter": "collections.Counter(a=1)",
+    "namespace": "argparse.Namespace(lr=3e-4)",
+    "stat_result": "os.stat('.')",
+    "bound_method": "collections.OrderedDict().keys",      # old OneCycleLR: getattr(obj, name)
+}
+SAVE_ORDINARY = r'''
+import argparse, collections, json, os, sys, torch, zipfile
+from torch import nn
+out = {}
+for name, expr in json.loads(sys.argv[1]).items():
+    path = f"{name}.pt"
+    torch.save({"state_dict": nn.Linear(2, 3).state_dict(), "extra": eval(expr)}, path)
+    with zipfile.ZipFile(path) as z:
+        pkl = z.read(next(n for n in z.namelist() if n.endswith("/data.pkl")))
+    try:   # weights_only=True never runs a global: safe on any file
+        torch.load(path, weights_only=True)
+        loads = True
+    except Exception:
+        loads = False
+    out[name] = {"torch": sorted(torch.serialization.get_unsafe_globals_in_checkpoint(path)),
+                 "loads": loads, "pkl": pkl.hex()}
+print(json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def ordinary(tmp_path_factory) -> tuple:
+    where = tmp_path_factory.mktemp("ordinary")
+    proc = subprocess.run([sys.executable, "-c", SAVE_ORDINARY, json.dumps(ORDINARY)], cwd=where,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return where, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_both_scanners_name_the_globals_torch_names(ordinary):
+    """The doctor's torch.save reader and the cache scanner report exactly what
+    torch.serialization.get_unsafe_globals_in_checkpoint reports (a set is `builtins.set`,
+    though protocol 2 writes `__builtin__.set`)."""
+    from doctor.scanners.cachescan import _unpickle
+    from doctor.scanners.torchsave import inspect_file
+
+    where, truth = ordinary
+    assert truth["set"] == {**truth["set"], "torch": [], "loads": True}
+    assert b"__builtin__\nset" in bytes.fromhex(truth["set"]["pkl"])   # what is mapped
+    for name, want in truth.items():
+        info = inspect_file(str(where / f"{name}.pt"))
+        assert info is not None and info.unsafe_globals == want["torch"], (name, info)
+        cached, _, _ = _unpickle(bytes.fromhex(want["pkl"]))
+        assert cached.unsafe_globals == want["torch"], (name, cached)
+
+
+def _ckpt_repo(tmp_path: Path, src: Path, train_py: str) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "ckpt").mkdir(parents=True)
+    (repo / "ckpt" / "last.pt").write_bytes(src.read_bytes())
+    (repo / "train.yaml").write_text("resume_from: ckpt/last.pt\n")
+    (repo / "train.py").write_text(train_py)
+    return repo
+
+
+def _unsafe_findings(repo: Path, torch_version: Optional[str] = None) -> list:
+    job = Job(repo, configs=[str(repo / "train.yaml")], env={}, torch_version=torch_version)
+    try:
+        return [f for f in resume_checkpoint_mismatch(job) if "unsafe_globals" in f.data]
+    except Skip:
+        return []
+    finally:
+        job.cleanup()
+
+
+READS = "import torch\n\n\ndef main(cfg):\n    return torch.load(cfg.resume_from{})\n"
+
+
+@pytest.mark.parametrize("name", sorted(ORDINARY))
+def test_ordinary_globals_are_never_an_error(ordinary, tmp_path, name):
+    """A set: no finding (torch loads it). A Namespace, an os.stat_result, a bound method
+    (builtins.getattr): refused by weights_only=True, but they run no code: a warning."""
+    where, truth = ordinary
+    repo = _ckpt_repo(tmp_path, where / f"{name}.pt", READS.format(', map_location="cpu"'))
+    findings = _unsafe_findings(repo)
+    if truth[name]["loads"]:
+        assert findings == [], [f.message for f in findings]
+        return
+    finding, = findings
+    assert finding.severity == Severity.WARNING, finding.message
+    assert finding.data["runs_code"] == [] and "calls" not in finding.message, finding.message
+    assert finding.data["unsafe_globals"] == truth[name]["torch"]
+
+
+def _calls(module: str, name: str, arg: str) -> bytes:
+    """A torch.save zip whose pickle calls module.name(arg), written from opcodes (never
+    unpickled): GLOBAL, BINUNICODE, TUPLE1, REDUCE, STOP."""
+    import io
+    import zipfile
+
+    raw = arg.encode()
+    pkl = (b"\x80\x02c" + f"{module}\n{name}\n".encode() + b"X"
+           + len(raw).to_bytes(4, "little") + raw + b"\x85R.")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("last/data.pkl", pkl)
+        z.writestr("last/version", "3\n")
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("load,torch_version,expect", [
+    (', map_location="cpu", weights_only=False', None, None),
+    ("", "2.5", None),                     # before 2.6 the default is weights_only=False
+    ("", "2.6", "weights_only=True (train.py:5, torch 2.6's default)"),
+    (", weights_only=True", None, "weights_only=True (train.py:5)"),
+])
+def test_how_the_job_loads_decides_a_namespace(ordinary, tmp_path, load, torch_version,
+                                               expect):
+    where, _ = ordinary
+    repo = _ckpt_repo(tmp_path, where / "namespace.pt", READS.format(load))
+    findings = _unsafe_findings(repo, torch_version)
+    if expect is None:
+        assert findings == [], [f.message for f in findings]
+        return
+    finding, = findings
+    assert finding.severity == Severity.WARNING and expect in finding.message, finding.message
+    assert finding.data["weights_only"] is True
+
+
+@pytest.mark.parametrize("load,torch_version,severity", [
+    (', map_location="cpu", weights_only=False', None, Severity.WARNING),
+    ("", "2.5", Severity.WARNING),
+    ("", "2.6", Severity.ERROR),
+    ("", None, Severity.ERROR),   # how it loads is not known: refused, or it runs the call
+])
+def test_a_code_running_global_is_an_error_unless_the_job_loads_it_unsafely(
+        tmp_path, load, torch_version, severity):
+    """weights_only=False: the resume does not fail, but loading runs posix.system, and the
+    warning says so; otherwise the resume fails (or runs it): an error."""
+    marker = tmp_path / "PWNED"
+    src = tmp_path / "evil.pt"
+    src.write_bytes(_calls("posix", "system", f"touch {marker}"))
+    repo = _ckpt_repo(tmp_path, src, READS.format(load))
+    finding, = _unsafe_findings(repo, torch_version)
+    assert not marker.exists(), "the doctor executed the checkpoint's pickle"
+    assert finding.severity == severity, finding.message
+    assert finding.data["runs_code"] == ["posix.system"], finding.data
+    if severity == Severity.WARNING:
+        assert "loads it with weights_only=False" in finding.message, finding.message
+        assert "makes those calls" in finding.message, finding.message
+
+
+@pytest.mark.parametrize("module,name,runs", [
+    ("posix", "system", True), ("os", "execv", True), ("os", "spawnlp", True),
+    ("subprocess", "check_output", True), ("__builtin__", "eval", True),
+    ("builtins", "exec", True), ("runpy", "run_path", True), ("ctypes", "CDLL", True),
+    ("pickle", "loads", True), ("commands", "getoutput", True),   # py2 name: subprocess
+    ("os", "stat_result", False), ("posix", "stat_result", False),
+    ("__builtin__", "getattr", False), ("argparse", "Namespace", False),
+    ("os", "environ", False),
+])
+def test_runs_code_names_only_what_executes(module, name, runs):
+    from checks.resume import runs_code
+    from doctor.scanners.torchsave import global_name
+
+    assert runs_code(global_name(module, name)) is runs

@@ -69,6 +69,8 @@ class Job:
         self.login_env: dict = dict(os.environ if env is None else env)
         self.in_job = "SLURM_JOB_ID" in self.login_env
         self.static = static
+        # False in --no-smoke and --static (set by the runner): checks do not run repo code
+        self.smoke = not static
         if model is not None and not is_factory(model):
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")

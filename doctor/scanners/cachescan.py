@@ -34,9 +34,9 @@ from typing import Any, Callable, Iterable, Optional
 
 from doctor.proc import NO_CWD_IMPORTS
 from doctor.scanners.torchsave import (NotRegularFile, PickleRefused,
-                                       WEIGHTS_ONLY_SAFE_GLOBALS, TorchSaveInfo, _checked,
+                                       TorchSaveInfo, _checked,
                                        _pickle_problem, _Recorder, _ScanUnpickler,
-                                       inspect_file, sniff)
+                                       inspect_file, sniff, unsafe_globals)
 
 _DONE = object()
 CHUNK = 8          # paths per hand-off while files are slow: more workers overlap them
@@ -195,7 +195,7 @@ def _unpickle(data: bytes) -> tuple:
     except Exception as exc:   # any malformed pickle: reported, never fatal
         info.problem = _pickle_problem(exc)
     info.locations = dict(rec.locations)
-    info.unsafe_globals = sorted(g for g in rec.globals if g not in WEIGHTS_ONLY_SAFE_GLOBALS)
+    info.unsafe_globals = unsafe_globals(rec.globals)
     return info, _reportable(info), tuple(f"data/{k}".encode() for k in rec.storages)
 
 

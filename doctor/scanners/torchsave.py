@@ -22,6 +22,7 @@ This module must never import torch: the doctor's process stays torch-free.
 """
 from __future__ import annotations
 
+import _compat_pickle
 import io
 import os
 import pickle
@@ -103,6 +104,23 @@ _ELEMENT_SIZE = {
     "ComplexDoubleStorage": 16, "QUInt8Storage": 1, "QInt8Storage": 1,
     "QInt32Storage": 4, "QUInt4x2Storage": 1, "QUInt2x4Storage": 1, "UntypedStorage": 1,
 }
+
+
+def global_name(module: str, name: str) -> str:
+    """`module.name` as torch.load resolves a pickle's GLOBAL: Python 2 names mapped to
+    Python 3 ones (`__builtin__.set` is `builtins.set`, as protocol 2, torch.save's
+    default, writes it), as pickle does for protocol < 3 and torch's weights_only
+    unpickler does for every GLOBAL (torch/_weights_only_unpickler.py)."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+    elif module in _compat_pickle.IMPORT_MAPPING:
+        module = _compat_pickle.IMPORT_MAPPING[module]
+    return f"{module}.{name}"
+
+
+def unsafe_globals(names: Any) -> list:
+    """The globals (as global_name gives them) that torch.load(weights_only=True) refuses."""
+    return sorted(g for g in names if g not in WEIGHTS_ONLY_SAFE_GLOBALS)
 
 
 class NotRegularFile(Exception):
@@ -189,7 +207,7 @@ class _ScanUnpickler(pickle.Unpickler):
         self._stubs: dict = {}   # one class per name per file: a repeated GLOBAL is cheap
 
     def find_class(self, module: str, name: str) -> type:
-        qualname = f"{module}.{name}"
+        qualname = global_name(module, name)
         stub = self._stubs.get(qualname)
         if stub is None:
             self._rec.globals.add(qualname)
@@ -482,7 +500,7 @@ def inspect_file(path: "str | os.PathLike", *,
 def _fill(info: TorchSaveInfo, rec: _Recorder) -> TorchSaveInfo:
     info.locations = dict(rec.locations)
     info.tensors = tensor_shapes(rec.obj)
-    info.unsafe_globals = sorted(g for g in rec.globals if g not in WEIGHTS_ONLY_SAFE_GLOBALS)
+    info.unsafe_globals = unsafe_globals(rec.globals)
     return info
 
 
