@@ -86,7 +86,7 @@ _PAT_AFTER = {"GH", "GITHUB", "GITLAB", "GL", "AZURE", "DEVOPS", "ADO", "AZDO", 
               "TFS", "BITBUCKET", "BB", "GITEA", "CODEBERG", "FORGEJO", "HF", "HUGGINGFACE",
               "PERSONAL", "ACCESS", "DEPLOY", "API", "JIRA", "CONFLUENCE", "ATLASSIAN",
               "SONAR", "CI", "BOT", "GIT", "REPO", "NPM", "PYPI", "DOCKER", "REGISTRY"}
-# - PASS as the last word, alone, after a credential's word (db_pass, smtp_pass), or in a
+# - PASS as the last word after a credential's word (db_pass, smtp_pass), or in a
 #   short UPPER-CASE name whose word before is no count or order (DB_PASS; not num_pass,
 #   FORWARD_PASS, compute_pass_rate, BYPASS_CACHE, GIT_ASKPASS).
 _NOT_BEFORE_PASS = {"NUM", "N", "FIRST", "SECOND", "THIRD", "LAST", "NEXT", "PREV", "SINGLE",
@@ -143,8 +143,8 @@ def is_secret_name(name: str) -> bool:
             before not in _NOT_BEFORE_KEY
     if last == "PAT":
         return before in _PAT_AFTER
-    if last == "PASS":
-        return not before or before in _PASS_AFTER or env_style and \
+    if last == "PASS":   # not alone: `PASS: 7 pass, 2 skip` is the doctor's summary line
+        return before in _PASS_AFTER or bool(before) and env_style and \
             before not in _NOT_BEFORE_PASS
     if last in _LAST_ONLY:
         return before not in _NOT_BEFORE_AUTH

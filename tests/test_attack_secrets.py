@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, clean_env, run_main, validate_report
+from conftest import ROOT, clean_env, run_doctor, run_main, validate_report
 from doctor.logblock import as_json_block
 
 FORMATS = ("table", "json", "junit", "sarif", "markdown")
@@ -479,7 +479,8 @@ def test_urls_and_yaml_lines(text, masked):
     "rng_key", "PRNG_KEY", "cache_key", "state_dict_key", "first_stage_key", "sort_key",
     "query_key", "SPATIAL_PAT", "cookie_cutter", "token_type_ids", "max_token_len",
     "token_dropout", "TOKEN_BUDGET", "decoder_start_token_id", "private_cache", "PRIVATE_IP",
-    "AUTH_MODE", "num_pass", "FORWARD_PASS", "PUBLIC_KEY", "use_auth"])
+    "AUTH_MODE", "num_pass", "FORWARD_PASS", "PUBLIC_KEY", "use_auth",
+    "PASS"])   # alone: a pass number, and the doctor's own `PASS: 7 pass` summary line
 def test_field_names_are_no_secrets(name):
     from doctor.secrets import is_secret_name
 
@@ -491,7 +492,7 @@ def test_field_names_are_no_secrets(name):
     "my_password_hash", "GCP_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY",
     "api_key", "secret_key", "access_key", "private_key", "hf_token", "auth_token",
     "SLACK_BOT_TOKEN", "NPM_TOKEN", "OPENAI_KEY", "GITHUB_TOKEN_VALUE", "SESSION_COOKIE",
-    "token", "PASS"])
+    "token"])
 def test_credential_names_stay_secret(name):
     from doctor.secrets import is_secret_name
 
@@ -520,3 +521,16 @@ def test_a_json_report_still_gets_only_the_rules_that_keep_it_valid():
         back = json.loads(scrub(text))
         back = back[0] if isinstance(back, list) else back
         assert back == {**doc, "tok": "***"}
+
+
+def test_the_summary_line_of_a_clean_run_keeps_its_counts(tmp_path):
+    """`PASS: 7 pass, …` begins like a `name: value` line, and a secret was exported:
+    the doctor's own summary is still read as written (it once printed `PASS: *** pass`)."""
+    (tmp_path / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\nexport HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456\n"
+        "srun python train.py\n")
+    (tmp_path / "train.py").write_text("print('train')\n")
+    proc = run_doctor("run", "--static", "--repo", str(tmp_path), env={"NO_COLOR": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"^PASS: \d+ pass, \d+ skip", proc.stdout, re.M), proc.stdout[-500:]
+    assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in proc.stdout + proc.stderr
