@@ -329,6 +329,17 @@ def _git(repo: Path, *args: str) -> None:
                    check=True, capture_output=True, env=dict(os.environ, **GIT_ENV))
 
 
+def _committed(repo: Path, files: dict) -> Path:
+    """A new repo at `repo` holding `files` ({name: text}), committed."""
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    for name, text in files.items():
+        (repo / name).write_text(text)
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    return repo
+
+
 def _hostile_git_repo(root: Path, markers: Path) -> Path:
     """A repo, committed clean, whose .git then names a command for everything git can
     run: filters (clean/smudge, a process filter, `required`), a textconv, an external
@@ -336,12 +347,7 @@ def _hostile_git_repo(root: Path, markers: Path) -> Path:
     a tracked file changes size, another changes in place (same size: git must hash it),
     and so does one in the submodule."""
     markers.mkdir()
-    sub_src = root / "sub-src"
-    sub_src.mkdir()
-    _git(sub_src, "init", "-q")
-    (sub_src / "f.txt").write_text("aaaa\n")
-    _git(sub_src, "add", ".")
-    _git(sub_src, "commit", "-qm", "sub")
+    sub_src = _committed(root / "sub-src", {"f.txt": "aaaa\n"})
     repo = root / "repo"
     repo.mkdir()
     _git(repo, "init", "-q")
@@ -414,14 +420,8 @@ def test_a_filter_driver_with_an_empty_name_is_switched_off_too(tmp_path):
     its clean command ran for `--changed-since`."""
     markers = tmp_path / "markers"
     markers.mkdir()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "train.py").write_text("import os\n")
-    (repo / "data.txt").write_text("aaaa\n")
-    (repo / ".gitattributes").write_text("*.txt filter=\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "init")
+    repo = _committed(tmp_path / "repo", {"train.py": "import os\n", "data.txt": "aaaa\n",
+                                          ".gitattributes": "*.txt filter=\n"})
     with (repo / ".git" / "config").open("a") as fh:
         fh.write(f'[filter ""]\n\tclean = touch {markers}/empty-clean; cat\n'
                  f'\tprocess = touch {markers}/empty-process\n\trequired = true\n')
@@ -443,12 +443,7 @@ def test_a_partial_clone_never_fetches_a_missing_object_through_the_repos_comman
     reaches a network (example.invalid resolves nowhere anyway)."""
     markers = tmp_path / "markers"
     markers.mkdir()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "a.txt").write_text("x\n")
-    _git(repo, "add", "a.txt")
-    _git(repo, "commit", "-qm", "init")
+    repo = _committed(tmp_path / "repo", {"a.txt": "x\n"})
     evil = tmp_path / "evil.sh"
     _exe(evil, _marker_script(markers, "ran", "exit 1\n"))
     missing = subprocess.run(["git", "hash-object", "--stdin"], input="never stored\n",
@@ -473,13 +468,9 @@ def test_an_empty_path_entry_never_runs_the_repos_own_tools(tmp_path):
     times) instead of git. Every tool is looked up in PATH's absolute directories only."""
     markers = tmp_path / "markers"
     markers.mkdir()
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    _git(repo, "init", "-q")
-    (repo / "train.py").write_text("import os\n")
-    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus=1\nsrun python train.py\n")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "init")
+    repo = _committed(tmp_path / "repo", {
+        "train.py": "import os\n",
+        "job.sbatch": "#!/bin/bash\n#SBATCH --gpus=1\nsrun python train.py\n"})
     for tool in ("git", "scontrol", "sbatch", "nvidia-smi", "rocm-smi", "singularity"):
         _exe(repo / tool, _marker_script(markers, tool, "exit 1\n"))
     for path in (":" + os.environ["PATH"], "." + os.pathsep + os.environ["PATH"]):
