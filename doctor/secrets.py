@@ -113,7 +113,9 @@ _FILE_EXTENSIONS = frozenset(
     "bin safetensors h5 hdf5 npz npy pkl pickle onnx tar gz tgz zip xz bz2 sif sqsh simg so "
     "lock lst list dat db sqlite def patch diff".split())
 _PAIRS = {("API", "KEY"), ("ACCESS", "KEY"), ("ACCOUNT", "KEY"), ("SECRET", "KEY"),
-          ("PRIVATE", "KEY")}  # anywhere: API_KEY_ID, AWS_ACCESS_KEY_ID, AccountKey
+          ("PRIVATE", "KEY"), ("AUTH", "HEADER"), ("AUTH", "HEADERS"),
+          ("AUTHORIZATION", "HEADER"), ("BASIC", "AUTH"), ("BEARER", "TOKEN")}
+# anywhere: API_KEY_ID, AWS_ACCESS_KEY_ID, AccountKey, GH_AUTH_HEADER
 
 
 @lru_cache(maxsize=4096)

@@ -492,7 +492,7 @@ def test_field_names_are_no_secrets(name):
     "my_password_hash", "GCP_CREDENTIALS", "AWS_SECRET_ACCESS_KEY", "OPENAI_API_KEY",
     "api_key", "secret_key", "access_key", "private_key", "hf_token", "auth_token",
     "SLACK_BOT_TOKEN", "NPM_TOKEN", "OPENAI_KEY", "GITHUB_TOKEN_VALUE", "SESSION_COOKIE",
-    "token"])
+    "token", "GH_AUTH_HEADER", "AUTHORIZATION_HEADER"])
 def test_credential_names_stay_secret(name):
     from doctor.secrets import is_secret_name
 

@@ -25,11 +25,14 @@ REALWORLD = ROOT / "tests" / "data" / "realworld"
 STATIC_IDS = {s.id for s in all_checks() if s.static}
 
 # name → {"fail": {check: {(path, line), ...}}, "pass": {...}, "skip": {...}} for --static.
-# Every static check not named under "fail" or "skip" must pass.
+# Every static check not named under "fail" or "skip" must pass. No job here resumes from a
+# checkpoint, so resume-checkpoint-mismatch (static since it reads a checkpoint's pickle
+# without the smoke) skips in each.
 EXPECT: dict = {
     # Hydra groups: the script selects trainer=ddp (devices 4) and asks for 4 tasks/GPUs;
     # trainer/cpu.yaml, gpu.yaml, default.yaml are unused alternatives (was a false positive).
     "lhtemplate_hydra": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
@@ -37,17 +40,20 @@ EXPECT: dict = {
     "particleflow_lumi": {
         "fail": {"hip-alloc-conf": {("scripts/lumi/pytorch-cms-8.sh", None)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
     "cotainr_lumi_torchrun": {
         "fail": {"hip-alloc-conf": {("run_multigpu_torchrun.sh", None)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # 4 nodes × 8 GCDs matching the LightningCLI config, per-node MIOpen cache, wandb offline,
     # expandable segments on: nothing to report (heredoc, array, `if` block parse cleanly).
     "lumi_docs_multinode": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "exit-masks-errors",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk"}},
@@ -59,6 +65,7 @@ EXPECT: dict = {
         "fail": {"nccl-env-deprecated": {("slurm/train.sbatch", 19)},
                  "slurm-gpu-mismatch": {("configs/train.yaml", 10)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Renamed variable in the script, NCCL_TIMEOUT (read by nothing) in the sourced file;
@@ -67,18 +74,21 @@ EXPECT: dict = {
         "fail": {"nccl-env-deprecated": {("run.sbatch", 12),
                                          ("set_torch_distributed_vars.sh", 6)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # compile with spawn workers, devices/tasks/GPUs/CPUs all agree.
     "cscs_alps_edf": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-api-mismatch", "wandb-online-in-container"}},
     # --exclude='results' in a Makefile recipe also drops the tracked package kernels/results/.
     "makefile_rsync_results": {
         "fail": {"rsync-exclude-unanchored": {("Makefile", 4)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "script-dos-line-breaks", "script-encoding-unsupported", "slurm-gpu-mismatch",
@@ -87,21 +97,25 @@ EXPECT: dict = {
     # Sources the doctor cannot resolve (an array, $HOME, a Jinja template, a glob, a
     # $(git rev-parse) root) are left out with a reason, never guessed at.
     "rsync_flags_array": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
     "send_to_cluster_getopts": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     "squad_rsync_glob": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     "olympic_heredoc_jinja": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
@@ -113,6 +127,7 @@ EXPECT: dict = {
         "fail": {"dataloader-option-conflict": {("configs/experiment.yaml", 4),
                                                 ("configs/experiment.yaml", 5)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
@@ -133,6 +148,7 @@ EXPECT: dict = {
                  "slurm-gpu-mismatch": {("configs/v1_5-mix-medium-mitch-ish-s3.yaml", 176)},
                  "wandb-online-in-container": {("scripts/lumi/mitch-ish-7b.sh", 47)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored"}},
     # Mixed LUMI (dev-g, ROCm) + Mahti (A100) scripts sourcing common.sh, which picks rocm-smi or
     # nvidia-smi at run time; `srun $PYTHON3 -m torch.distributed.run --nproc_per_node=$NUM_GPUS`.
@@ -140,6 +156,7 @@ EXPECT: dict = {
     "mlbench_lumi_mahti": {
         "fail": {"hip-alloc-conf": {("slurm/lumi-gpu16.sh", None)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "exit-masks-errors",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
@@ -147,10 +164,12 @@ EXPECT: dict = {
     # 4 x num_nodes 2 = 2 nodes x 4 tasks x 4 GPUs, 2 workers in 4 CPUs. Healthy: the loader and
     # the resources must be checked and pass (not skipped).
     "pytorch_hpc_lightningcli": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Hydra `trainer=gpu` (devices: [0], one GPU) with 1 task and 1 GPU: healthy.
     "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
@@ -159,12 +178,14 @@ EXPECT: dict = {
     "nncv_apptainer_envfile": {
         "fail": {"wandb-online-in-container": {("Final_assignment/jobscript_slurm.sh", 9)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk"}},
     # srun torchrun --nnodes 4 --nproc_per_node 8 on 4 nodes x 8 GPUs; inline env prefixes in
     # run_train.sh. Healthy.
     "torchtitan_srun_torchrun": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
@@ -175,17 +196,20 @@ EXPECT: dict = {
     "babylm_wilkes3_torchrun": {
         "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # pyxis container, torchrun inside `sh -c '...'`, 2 nodes x 2 GPUs: healthy.
     "sca_pyxis_torchrun": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # torchrun --nproc_per_node=4 with --gres=gpu:4, loader options as argparse flags (valid on
     # torch 2.0.1): healthy; the CPU count per rank is the partition's default (unknown).
     "vit_clouds_torchrun_flags": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "config-not-found", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
@@ -193,30 +217,35 @@ EXPECT: dict = {
     "lumi_megatron_gpt9b": {
         "fail": {"hip-alloc-conf": {("debug_train.slurm", None)}},
         "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
     # torchrun line in a string variable after srun --export=ALL,...: healthy.
     "nanogpt_pyxis_export": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # APPTAINERENV_* exports, code inside the image: healthy.
     "mvmae_apptainerenv": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # srun --nodes=4 bash script.sh -> torchrun --nproc_per_node=4 on -N 4 --gpus=16: healthy.
     "linearspace_perlmutter_srun_bash": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
     # Template: inner scripts are placeholders outside the repo; nothing the static checks can see.
     "viscop_srun_export_all": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
@@ -224,6 +253,7 @@ EXPECT: dict = {
     # srun --export=ALL,INFL_SEED=0,... with code outside the repo (the stray `done` is real but
     # no check covers it).
     "infl_cifar_prep_export": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
@@ -232,18 +262,21 @@ EXPECT: dict = {
     # devices 1). The config (named by @hydra.main) holds valid loaders: the dataloader check
     # must pass; the resource comparison may skip (no #SBATCH script).
     "mouse_human_singularity_hydra": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-api-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
     # DataLoader kwargs from Python dicts built in code (all num_workers >= 1): nothing to check
     # in YAML; CPU-only benchmark. Healthy.
     "anemoi_dataloader_bench": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # --data.num_workers/--data.prefetch_factor overrides from ${VAR:-6}, config not in the
     # excerpt: nothing to compare; expandable segments already set. Healthy.
     "ocean_emulator_dotted_overrides": {"fail": {}, "skip": {
+        "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
