@@ -59,7 +59,7 @@ def own_path(repo: Path) -> list:
     own = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
     own += site.getsitepackages() if hasattr(site, "getsitepackages") else []
     own += [site.getusersitepackages()] if site.ENABLE_USER_SITE else []
-    own_dirs = [os.path.normpath(d).rstrip("/") + "/" for d in own if d]
+    own_dirs = [os.path.normpath(d) for d in own if d]
     try:
         cwd: Optional[str] = os.getcwd()
     except OSError:   # deleted
@@ -68,8 +68,7 @@ def own_path(repo: Path) -> list:
     for p in sys.path:
         if not p or not os.path.isabs(p) or p == cwd or p in out:
             continue
-        if inside(p, repo) and not any((os.path.normpath(p) + "/").startswith(d)
-                                       for d in own_dirs):
+        if inside(p, repo) and not any(fs.inside(os.path.normpath(p), d) for d in own_dirs):
             continue
         out.append(p)
     return out
