@@ -3,7 +3,7 @@ limits."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -139,6 +139,119 @@ def _shared_instead(parts: dict, gpus: int, minutes: Optional[float],
     return min(fits)[1] if fits else None
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """One source of partition limits. `names`: the Slurm ClusterNames it is the facts
+    of (empty: not known); `declared`: the settings say the jobs are for that cluster."""
+    source: str               # "scontrol" or "site profile"
+    parts: dict
+    default: Optional[str]
+    names: frozenset
+    declared: bool
+    foreign: bool = False     # the settings name another cluster: it never judges
+
+
+def declared_clusters(job: Job) -> frozenset:
+    """The ClusterNames the settings say the jobs are for: `site.cluster`, and the
+    `detect.cluster_names` of a profile the settings chose (not one detected here:
+    that says where the doctor runs, not where the job goes)."""
+    site = job.site
+    names = {site["cluster"]} if site.get("cluster") else set()
+    if site.get("source") == "settings" and site.get("profile"):
+        from doctor import sites
+
+        names |= set((sites.load(site["profile"]).get("detect") or {})
+                     .get("cluster_names") or ())
+    return frozenset(names)
+
+
+def this_cluster(job: Job) -> Optional[str]:
+    """This machine's ClusterName (`scontrol show config`), None when Slurm is silent."""
+    from doctor import sites
+
+    return None if job.static else job.memo("slurm-cluster-name", sites.cluster_name)
+
+
+def fact_sources(job: Job) -> list:
+    """The partition limits that may judge a job, live first."""
+    out = []
+    declared = declared_clusters(job)
+    live = live_partitions(job)
+    if live is not None:
+        here = this_cluster(job)
+        names = frozenset({here} if here else ())
+        out.append(_Facts("scontrol", live[0], live[1], names,
+                          declared=bool(names & declared),
+                          foreign=bool(declared) and bool(names) and not names & declared))
+    profile = job.site.get("partitions") or {}
+    if profile:
+        site = job.site
+        # the settings chose the profile or wrote the partitions: the jobs' cluster;
+        # a profile detected from this machine is this machine's cluster
+        chosen = (site.get("source") == "settings" and site.get("profile") is not None) \
+            or "partitions" in (site.get("overrides") or ())
+        names = declared if chosen else frozenset(names_of_detected(site))
+        out.append(_Facts("site profile", profile, None, names, declared=chosen))
+    return out
+
+
+def names_of_detected(site: dict) -> tuple:
+    from doctor import sites
+
+    if not site.get("profile"):
+        return ()
+    return tuple((sites.load(site["profile"]).get("detect") or {}).get("cluster_names") or ())
+
+
+def _cluster(f: _Facts) -> str:
+    return f"cluster {', '.join(repr(n) for n in sorted(f.names))}" if f.names else \
+        ("this cluster" if f.source == "scontrol" else "the site profile's cluster")
+
+
+def _link(script, f: _Facts) -> tuple:
+    """(2, None) when these facts are the job's cluster's by the job's `--clusters` or the
+    settings, (1, None) when only the partition's name ties them (another cluster may
+    have a partition of that name), else (0, why not, one line). A job whose partitions
+    a cluster lacks was written for another cluster: its limits there say nothing."""
+    m = script.get("clusters")
+    wanted = {n for n in (m.value.split(",") if m else ()) if n}
+    where = "live Slurm" if f.source == "scontrol" else "site profile"
+    if wanted and f.names:
+        return (2, None) if wanted & f.names else (0, (
+            f"{script.where(m)} sends the job to another cluster than {_cluster(f)}, so "
+            f"that cluster's {where} does not judge it"))
+    if f.foreign:
+        return 0, (f"the settings say the jobs are for another cluster than {_cluster(f)} "
+                   "(site.cluster, or the chosen profile's cluster names), so its live Slurm "
+                   "does not judge them")
+    if f.declared:
+        return 2, None
+    d = script.get("partition")
+    names = [n for n in d.value.split(",") if n] if d else []
+    if any(n in f.parts for n in names):
+        return 1, None
+    if names:
+        return 0, (f"partition {d.value}: not a partition of {_cluster(f)} ({where}); the "
+                   "job was written for another cluster, so its limits are not judged here")
+    return 0, (f"{script.rel} names no --partition, and nothing says it is for "
+               f"{_cluster(f)}: that cluster's default partition is not judged (say which "
+               "cluster the job is for: `site: {cluster: NAME}` in doctor.yaml, or "
+               "`#SBATCH --clusters=NAME`)")
+
+
+def _judge(script, sources: list) -> tuple:
+    """(the facts that judge the script's job or None, why none does): live Slurm wins
+    where it is the job's cluster's (by name, or by the job's partition), else the
+    profile where it is."""
+    reasons = []
+    for f in sources:
+        strength, reason = _link(script, f)
+        if strength:
+            return f, []
+        reasons.append(reason)
+    return None, reasons
+
+
 @check("slurm-partition-limits", title="The job asks for more than its partition allows",
        severity="error", tags=("slurm", "sbatch", "partition"), needs=("sbatch", "settings"),
        timeout=15)
@@ -150,12 +263,22 @@ def slurm_partition_limits(job: Job) -> Iterator[Finding]:
     (GRES, RealMemory, CPUTot) when Slurm answers within 3 seconds, else from the site
     profile's `partitions` (docs/site-profiles.md); live Slurm wins, and the report's
     `facts.partitions` lists where the two disagree. With `--static` only the profile is
-    read. Without `--partition` the live default partition is checked. `--mem`,
+    read. `--mem`,
     `--mem-per-cpu` (× CPUs per node) and `--mem-per-gpu` (× GPUs per node) are checked
     against the nodes' `RealMemory` and `MaxMemPerNode` (both also from a profile, in MB;
     `--mem=0` is the whole node) and, live only, `MaxMemPerCPU`; `--account` against the
     live `AllowAccounts`/`DenyAccounts` (a job without `--account` is not checked: its
     default account is in the accounting database).
+
+    A cluster's limits judge a job only when the job is for that cluster: its
+    `--clusters` (`-M`) names it, the settings say so (`site: {cluster: NAME}` with
+    Slurm's ClusterName, or a profile chosen in the settings whose `detect.cluster_names`
+    hold it; a profile chosen in the settings, or `site.partitions`, is the jobs' cluster),
+    or the cluster has the job's partition. A job whose partitions this cluster lacks was
+    written for another cluster (a login-node run on someone else's repo): it is not
+    judged, and the skip (or `facts.partitions.not_judged`) says which cluster's facts are
+    missing. Without `--partition` the default partition is checked only where the job's
+    cluster is known that way.
 
     ## Why it matters
     Slurm often accepts such a job and leaves it pending for ever: with
@@ -171,46 +294,58 @@ def slurm_partition_limits(job: Job) -> Iterator[Finding]:
     ## How to fix
     Ask for at most the partition's `MaxTime`, `MaxNodes`, GPUs and memory per node, use
     an account it allows, choose another partition (`sinfo -s` lists them), or use the
-    shared partition the finding names for a partial node.
+    shared partition the finding names for a partial node. To have a job without
+    `--partition` judged, say which cluster it is for: `site: {cluster: NAME}`.
     """
-    profile = job.site.get("partitions") or {}
-    live = live_partitions(job)
-    if live is None and not profile:
+    sources = fact_sources(job)
+    if not sources:
         raise Skip("no partition limits: " + ("--static does not ask Slurm" if job.static
                    else "scontrol did not answer within 3 s")
                    + ", and the site profile has no `partitions`")
-    parts, default = live if live is not None else (profile, None)
-    source = "scontrol" if live is not None else "site profile"
-    fact: dict = {"source": source}
-    if live is not None and profile:
-        fact["disagree"] = _disagreements(parts, profile)
-    job.record_fact("partitions", fact)
+    fact: dict = {"source": sources[0].source}
+    live = next((f for f in sources if f.source == "scontrol"), None)
+    prof = next((f for f in sources if f.source == "site profile"), None)
+    if live is not None and prof is not None:
+        fact["disagree"] = _disagreements(live.parts, prof.parts)
     checked = 0
+    not_judged = []
     for script in job.scripts:
+        f, why = _judge(script, sources)
+        if f is None:
+            not_judged.append({"script": script.rel, "reason": "; ".join(why)})
+            continue
+        fact["source"] = f.source
         d = script.get("partition")
-        names = [n for n in d.value.split(",") if n] if d else ([default] if default else [])
+        names = [n for n in d.value.split(",") if n] if d else \
+            ([f.default] if f.default else [])
         if not names:
+            not_judged.append({"script": script.rel, "reason": f"{script.rel} names no "
+                               f"--partition, and the {f.source} names no default"})
             continue
         where = script.where(d) if d else "no --partition: the default partition"
         loc = Location(script.rel, d.line or None if d else None)
         checked += 1
         for name in names:   # of several partitions, Slurm takes one that can run it
-            for f in _one(script, name, parts, source, where, loc):
-                yield f if len(names) == 1 else replace(f, severity=Severity.WARNING)
+            for x in _one(script, name, f, where, loc):
+                yield x if len(names) == 1 else replace(x, severity=Severity.WARNING)
+    if not_judged:
+        fact["not_judged"] = not_judged
+    job.record_fact("partitions", fact)
     if not checked:
-        raise Skip("no job script names a partition" + (
-            "" if live is not None else ", and the site profile names no default"))
+        if not job.scripts:
+            raise Skip("no job script")
+        raise Skip("; ".join(dict.fromkeys(n["reason"] for n in not_judged)))
 
 
-def _one(script, name: str, parts: dict, source: str, where: str,
-         loc: Location) -> Iterator[Finding]:
+def _one(script, name: str, f: _Facts, where: str, loc: Location) -> Iterator[Finding]:
+    parts, source = f.parts, f.source
     p = parts.get(name)
     part = f"partition {name} ({where})"
     data = {"partition": name, "source": source}
     if p is None:
         known = ", ".join(sorted(parts))
         yield Finding(
-            f"{part} is not a partition of this cluster: sbatch refuses the job"
+            f"{part} is not a partition of {_cluster(f)}: sbatch refuses the job"
             if source == "scontrol" else
             f"{part} is not in the site profile (it lists {known})",
             location=loc, fix=f"Use one of: {known}.", commands=("sinfo -s",),

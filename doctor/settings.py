@@ -26,7 +26,8 @@ SCHEMA: dict = {
     "torch_version": str,
     "site": {"profile": str, "shared_paths": list, "local_paths": list, "compute_network": bool,
              "gpus_per_node": int, "name": str, "symlinked_paths": list, "default_binds": list,
-             "fabric_binds": list, "gpu_libraries": list, "partitions": dict},
+             "fabric_binds": list, "gpu_libraries": list, "partitions": dict,
+             "cluster": str},
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
               "world_size": int, "backend": str},
     "waivers": list,
@@ -113,6 +114,9 @@ VALUES: dict = {
     "torch_version": (is_torch_version, TORCH_VERSION_ALLOWED),
     "site.gpus_per_node": (lambda v: v >= 0, "a number of GPUs, 0 or more"),
     "site.name": (_text, "a name"),
+    # the Slurm ClusterName the jobs are for: live facts of that cluster judge every job
+    # (checks/partitions.py), another cluster's never
+    "site.cluster": (_text, "a Slurm ClusterName, such as lumi"),
     "site.profile": (lambda v: v == NO_PROFILE or v in known_profiles(),
                      f"a known site profile ({', '.join(known_profiles())}, or {NO_PROFILE})"),
     "smoke.model": (is_factory, "MODULE:FACTORY, such as mypkg.models:build"),

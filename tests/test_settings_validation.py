@@ -62,6 +62,9 @@ BAD_YAML = [
     ("site: {local_paths: [/tmp, '']}",
      "site.local_paths[1]: '' is not an absolute path"),
     ("site: {name: ''}", "site.name: '' is not a name"),
+    ("site: {cluster: ''}",  # no ClusterName is '': every job would be another cluster's
+     "site.cluster: '' is not a Slurm ClusterName, such as lumi"),
+    ("site: {cluster: [lumi]}", "site.cluster must be a str, not list"),
     ("configs: ['']",  # internal error: Unacceptable pattern
      "configs[0]: '' is not a glob such as configs/*.yaml"),
     ("caches: ['']",  # scanned the current directory

@@ -142,8 +142,11 @@ def test_over_max_nodes_refused_by_test_only(parts, tmp_path):
 
 @pytest.mark.slurm
 def test_default_partition_total_nodes(parts, tmp_path):
-    """No --partition: the default partition (debug, 2 nodes) is the one checked."""
+    """No --partition: the default partition (debug, 2 nodes) is the one checked, once
+    the settings say the job is for this cluster (without that it may be another
+    cluster's job: tests/test_cluster_link.py)."""
     repo = job(tmp_path, "--nodes=3", "--time=5")
+    (repo / "doctor.yaml").write_text("site:\n  cluster: local\n")
     assert "Requested node configuration is not available" in sbatch_test_only(repo)
     code, res, _ = doctor(repo)
     assert code == 1
@@ -154,7 +157,10 @@ def test_default_partition_total_nodes(parts, tmp_path):
 
 @pytest.mark.slurm
 def test_unknown_partition_refused_by_test_only(parts, tmp_path):
+    """An error where the settings say the job is for this cluster; a job whose partition
+    this cluster lacks is otherwise another cluster's (tests/test_cluster_link.py)."""
     repo = job(tmp_path, f"--partition={parts['t']}_nosuch", "--time=5")
+    (repo / "doctor.yaml").write_text("site:\n  cluster: local\n")
     assert "invalid partition specified" in sbatch_test_only(repo)
     code, res, _ = doctor(repo)
     assert code == 1 and res["findings"][0]["data"]["rule"] == "unknown"

@@ -16,7 +16,7 @@ from doctor.job.shell import split_commands, unquote
 SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", "p": "partition",
          "t": "time", "J": "job-name", "o": "output", "e": "error", "A": "account",
          "w": "nodelist", "q": "qos", "C": "constraint", "D": "chdir", "a": "array",
-         "x": "exclude", "m": "distribution", "d": "dependency"}
+         "x": "exclude", "m": "distribution", "d": "dependency", "M": "clusters"}
 ALIASES = {"workdir": "chdir", "gpus-per-task": "gpus-per-task", "tasks-per-node":
            "ntasks-per-node"}
 # sbatch's input variables that stand for an option (man sbatch, INPUT ENVIRONMENT
