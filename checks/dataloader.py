@@ -7,7 +7,7 @@ from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import (CodeValue, LoaderCall, code_settings, config_value_path,
-                             repo_loaders)
+                             repo_loaders, step_argv)
 from doctor.job import yamledit
 from doctor.job.configs import ConfigFile, LineDict, is_unresolved, keypath
 from doctor.job.context import Job
@@ -517,7 +517,7 @@ def _code_runs(job: Job) -> list:
     out = []
     for script in scripts_or_none(job):
         env = job.job_env(script)
-        out.append((script, env, code_settings(job, env.plain())))
+        out.append((script, env, code_settings(job, env.plain(), step_argv(job, script))))
     return out
 
 

@@ -1,6 +1,7 @@
 """Resource limits the DataLoader workers run into."""
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
@@ -9,7 +10,8 @@ from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
-from doctor.job.loaders import loader_specs
+from doctor.job.loaders import CodeLoader, LoaderSpec, code_workers, loader_specs
+from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import command_argv
 
@@ -67,6 +69,25 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
             continue
         soft, hard = new_soft, new_hard
     return soft, hard, failed
+
+
+def _code_best(job: Job) -> tuple:
+    found, unknown = code_workers(job)
+    if not found:
+        return None, [], unknown
+    top = max(found, key=lambda c: c[0])
+    return top[:4], top[4], unknown
+
+
+def _code_shares_by_file(job: Job) -> bool:
+    """The code calls set_sharing_strategy("file_system"): no descriptors are passed."""
+    for _path, tree in trees_mentioning(job, b"set_sharing_strategy"):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and dotted(n.func).endswith("set_sharing_strategy") \
+                    and n.args and isinstance(n.args[0], ast.Constant) \
+                    and n.args[0].value == "file_system":
+                return True
+    return False
 
 
 def _code_loaders(job: Job) -> list:
@@ -137,8 +158,17 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     the doctor cannot follow (`cfg.data.workers`), the config's value may not be what
     the workers are: the finding is then at most a warning that names that call.
 
-    A config key `sharing_strategy: file_system` means descriptors are not
-    passed, so the check passes. No DataLoader with workers → skip.
+    When no config gives a DataLoader with workers, the code's `DataLoader(...)`
+    calls do (doctor/job/code.py): `num_workers=int(os.environ.get("X", "8"))` with
+    X exported by the job script, an argparse option and the job's command line,
+    `self.x = cfg[...]` set in `__init__`, a literal `**` dict. A value whose
+    whole path is not shown (a variable's default the job may replace, a config
+    key the code reads) makes the finding at most a warning that names it.
+
+    A config key `sharing_strategy: file_system`, or
+    `torch.multiprocessing.set_sharing_strategy("file_system")` in the code, means
+    descriptors are not passed, so the check passes. No DataLoader with workers →
+    skip.
 
     ## Why it matters
     When the main process runs out of descriptors, the DataLoader dies with
@@ -157,12 +187,12 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     `doctor fix --unsafe` writes the `ulimit -n` line into the job script
     (in place of a `ulimit -n` that fails, else after the #SBATCH lines).
     """
-    if not job.configs:
-        raise Skip("no training configs: the number of DataLoader workers is unknown")
     for cfg in job.configs:
         for _, mapping in cfg.mappings():
             if mapping.get("sharing_strategy") == "file_system":
                 return  # tensors go through named files, not descriptors: pass
+    if _code_shares_by_file(job):
+        return
     best = None  # (per-worker-batches, workers, prefetch, spec)
     unknown = []
     for spec in loader_specs(job.configs):
@@ -178,15 +208,22 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
             prefetch = 2  # DataLoader's default with workers (an unresolved value: assume it)
         if best is None or workers * prefetch > best[0]:
             best = (workers * prefetch, workers, prefetch, spec)
+    unseen: list = []
     if best is None:
-        raise Skip("no DataLoader in the configs uses worker processes (num_workers > 0), "
-                   "so no descriptors are passed between processes"
+        best, unseen, unknown_code = _code_best(job)
+        unknown += unknown_code
+    elif isinstance(best[3], LoaderSpec):
+        # precision rule: when the code passes num_workers to DataLoader through an
+        # expression the doctor cannot follow, the config's value may not be what the
+        # workers are
+        unseen = config_value_path(best[3].mapping, "num_workers", _code_loaders(job)) or []
+    if best is None:
+        raise Skip("no DataLoader in the configs or the code uses worker processes "
+                   "(num_workers > 0), so no descriptors are passed between processes"
                    + (f"; num_workers is filled in at run time at {', '.join(unknown)}, "
-                      "not guessed" if unknown else ""))
+                      "not guessed"
+                      if unknown else ""))
     _, workers, prefetch, spec = best
-    # precision rule: when the code passes num_workers to DataLoader through an expression
-    # the doctor cannot follow, the config's value may not be what the workers are
-    unseen = config_value_path(spec.mapping, "num_workers", _code_loaders(job)) or []
     per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
     needed = base_fds + workers * per_worker
     nofile = (job.fact("limits") or {}).get("nofile")
@@ -195,8 +232,10 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     soft0, hard0 = nofile
     cfg_loc = spec.location("num_workers")
     base = {"num_workers": workers, "prefetch_factor": prefetch, "fds_per_worker": per_worker,
-            "base_fds": base_fds, "config": spec.config.rel, "keypath": spec.where,
-            "probed": [soft0, hard0]}
+            "base_fds": base_fds, "config": spec.config.rel if spec.config else None,
+            "keypath": spec.where, "probed": [soft0, hard0]}
+    if isinstance(spec, CodeLoader):
+        base["code"] = {"file": spec.call.file, "line": spec.call.line}
     for script in job.scripts or [None]:
         cmds = ulimit_commands(script) if script else []
         soft, hard, failed = apply_ulimits(soft0, hard0, cmds)
@@ -261,7 +300,8 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
             data["unseen"] = unseen
         yield Finding(
             f"even the hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}"
-            + (f" — if num_workers reaches DataLoader unchanged: {'; '.join(unseen)}"
+            + ((" — not shown end to end: " if isinstance(spec, CodeLoader) else
+                " — if num_workers reaches DataLoader unchanged: ") + "; ".join(unseen)
                if unseen else ""),
             severity=Severity.WARNING if unseen else None,
             location=cfg_loc,

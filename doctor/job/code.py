@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
+from doctor.job.configs import is_unresolved
 from doctor.job.sources import dotted, text_of, tree_of, trees_mentioning
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
@@ -36,6 +37,11 @@ _SECONDS = {"weeks": 604800, "days": 86400, "hours": 3600, "minutes": 60, "secon
             "milliseconds": 0.001, "microseconds": 1e-6}
 _CONVERT = {"int": int, "float": float, "str": str, "bool": bool}
 _ENV_FUNCS = ("setdefault", "putenv")
+# A config read into a name by one of these is a root of config key paths.
+_CONFIG_LOADERS = ("safe_load", "load", "full_load", "unsafe_load", "loads", "create",
+                   "to_container")
+# `<name>.a.b` is read as a config key path only when the name says it is a config.
+_CONFIG_WORDS = ("cfg", "conf", "config", "hparams", "hp", "settings")
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,11 @@ class CodeValue:
     """One value as the code writes it, and how far the doctor could follow it.
 
     kind: constant | env (set in the given environment) | env-default (X unset there:
-    its default) | config (a `cfg.get('k', d)` default) | guarded (by the worker count:
+    its default) | config (a `cfg.get('k', d)` default) | config-file (the value of that
+    key path in the job's configs: `why` says which link is assumed) | argv (an argparse
+    option as the job's command line gives it, or its default when the command line,
+    wholly known, does not pass it) | arg (an argparse option the doctor cannot tie to
+    the job's command line: `why` says why) | guarded (by the worker count:
     `zero` when num_workers is 0, `workers` otherwise; None = the key is not passed) |
     unknown (`why` says what the doctor cannot follow)."""
     kind: str
@@ -63,10 +73,14 @@ class CodeValue:
     @property
     def complete(self) -> bool:
         """The whole path from the written value to the call is shown."""
-        return self.kind in ("constant", "env")
+        return self.kind in ("constant", "env", "argv")
 
     def link(self) -> str:
         """The link the doctor could not see, for warnings."""
+        if self.kind == "config-file":
+            return f"{self.text} is {self.value!r} from {self.source}{self.why}"
+        if self.kind == "arg":
+            return f"{self.text} is {self.value!r}: {self.why}"
         if self.kind == "env-default":
             return (f"{self.text} is {self.value!r} from the default of {self.source} "
                     f"(not set in the job's environment that the doctor sees)")
@@ -151,6 +165,28 @@ class EnvAssign:
 
 
 @dataclass(frozen=True)
+class ArgOption:
+    """One parser.add_argument(...) of the repo: its default (a literal; `unreadable` when
+    it is an expression), the type it converts a command-line value with, its flags."""
+    flags: tuple
+    default: Any
+    type: Optional[str]
+    where: str
+    unreadable: bool = False
+    action: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Where the code's values may come from besides the environment: the job's configs
+    (key path → [(value, 'rel:line')]), the repo's argparse options (dest → [ArgOption]),
+    and the training step's arguments (None: no job step is known)."""
+    configs: Mapping = field(default_factory=dict)
+    options: Mapping = field(default_factory=dict)
+    argv: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
 class CodeSettings:
     loaders: tuple = ()
     pg_inits: tuple = ()
@@ -160,11 +196,73 @@ class CodeSettings:
     env_reads: frozenset = frozenset()
 
 
-def code_settings(job: Any, env: Mapping[str, str]) -> CodeSettings:
+def code_settings(job: Any, env: Mapping[str, str],
+                  argv: Optional[tuple] = None) -> CodeSettings:
     """Everything above for the repo's code (in a scoped run, the code in scope), env
-    values resolved through `env`."""
-    key = ("code_settings", tuple(sorted(env.items())))
-    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, False))
+    values resolved through `env`, argparse options through the job step's `argv`
+    (None: no step known)."""
+    key = ("code_settings", tuple(sorted(env.items())), argv)
+    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, False, argv))
+
+
+def step_argv(job: Any, script: Any) -> Optional[tuple]:
+    """The arguments the script's training step passes its Python entry; None when the
+    script runs no Python entry the doctor can see."""
+    if script is None:
+        return None
+    step = job.step(script)
+    return tuple(step.args) if step.entry is not None else None
+
+
+def _inputs(job: Any, argv: Optional[tuple]) -> Inputs:
+    return Inputs(job.memo("code_config_index", lambda: _config_index(job)),
+                  job.memo("code_arg_options", lambda: _arg_options(job)), argv)
+
+
+def _config_index(job: Any) -> dict:
+    """key path → [(scalar value, 'rel:line')] over the job's configs."""
+    out: dict = {}
+    for cfg in getattr(job, "configs", None) or []:
+        for path, mapping in cfg.mappings():
+            if not all(isinstance(p, str) for p in path):
+                continue
+            for k, v in mapping.items():
+                if isinstance(v, (dict, list)) or not isinstance(k, str):
+                    continue
+                line = cfg.line_of(mapping, k)
+                out.setdefault(path + (k,), []).append(
+                    (v, f"{cfg.rel}:{line}" if line else cfg.rel))
+    return out
+
+
+def _arg_options(job: Any) -> dict:
+    """dest → [ArgOption] for every add_argument(...) in the job's code."""
+    out: dict = {}
+    for path, tree in trees_mentioning(job, b"add_argument"):
+        rel = job.rel(path)
+        for n in ast.walk(tree):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                    and n.func.attr == "add_argument"):
+                continue
+            flags = tuple(f for a in n.args if (f := _const_str(a)) and f.startswith("-"))
+            if not flags or len(flags) != len(n.args):
+                continue
+            kw = {k.arg: k.value for k in n.keywords if k.arg}
+            longs = [f for f in flags if f.startswith("--")]
+            dest = _const_str(kw.get("dest")) or (longs or flags)[0].lstrip("-").replace("-", "_")
+            action = _const_str(kw.get("action"))
+            unreadable = False
+            if "default" in kw:
+                try:
+                    default = ast.literal_eval(kw["default"])
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    default, unreadable = None, True
+            else:
+                default = {"store_true": False, "store_false": True}.get(action or "")
+            typ = dotted(kw["type"]) if "type" in kw else None
+            out.setdefault(dest, []).append(ArgOption(flags, default, typ,
+                                                      f"{rel}:{n.lineno}", unreadable, action))
+    return out
 
 
 def repo_code(job: Any, env: Mapping[str, str]) -> CodeSettings:
@@ -187,7 +285,8 @@ def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
     return job.memo(key, lambda: _scan_repo(job, dict(env), (b"DataLoader",), True).loaders)
 
 
-def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool) -> CodeSettings:
+def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool,
+               argv: Optional[tuple] = None) -> CodeSettings:
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
     scans = job.memo("code_scans", dict)
@@ -197,10 +296,11 @@ def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool) -> CodeSetting
         text = text_of(job, path, whole)
         used = tuple((k, v) for k, v in sorted(env.items())
                      if text is None or k.encode() in text)
-        key = (str(path), used)
+        key = (str(path), used, argv)
         found = scans.get(key)
         if found is None:
-            found = scans.setdefault(key, _Module(tree, job.rel(path), env).scan())
+            found = scans.setdefault(key, _Module(tree, job.rel(path), env,
+                                                  _inputs(job, argv)).scan())
         for k in parts:
             parts[k] += found[k]
         reads |= found["env_reads"]
@@ -216,6 +316,15 @@ class _Scope:
     params: set = field(default_factory=set)
     dict_sets: dict = field(default_factory=dict)  # name → [(key, expr, conds, line)]
     dict_opaque: set = field(default_factory=set)
+    cls: Optional[str] = None        # a method's class, whose `self.x = ...` it may bind
+    self_name: Optional[str] = None  # a method's first parameter
+
+    def method(self) -> Optional["_Scope"]:
+        """The nearest enclosing method's scope (a nested function sees its `self`)."""
+        s: Optional[_Scope] = self
+        while s is not None and s.cls is None:
+            s = s.parent
+        return s
 
     def bind(self, name: str, value: Optional[ast.expr]) -> None:
         self.assigned[name] = None if name in self.assigned else value
@@ -258,8 +367,11 @@ def _env_call(node: ast.Call) -> Optional[str]:
 class _Module:
     """One module's walk: scopes first, then every call evaluated in its scope."""
 
-    def __init__(self, tree: ast.Module, rel: str, env: dict):
+    def __init__(self, tree: ast.Module, rel: str, env: dict,
+                 inputs: Optional["Inputs"] = None):
         self.tree, self.rel, self.env = tree, rel, env
+        self.inputs = inputs or Inputs()
+        self.attrs: dict = {}          # (class, attr) → [(expr or None, scope, line)]
         self.calls: list = []          # (call, scope, conds)
         self.out: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles",
                                           "env_sets")}
@@ -278,7 +390,8 @@ class _Module:
         return self.out
 
     # -- the walk: bindings, dict mutations, calls with the ifs around them
-    def _walk(self, stmts: list, scope: _Scope, conds: tuple) -> None:
+    def _walk(self, stmts: list, scope: _Scope, conds: tuple,
+              cls: Optional[str] = None) -> None:
         for st in stmts:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 scope.bind(st.name, None)
@@ -289,9 +402,13 @@ class _Module:
                 a = st.args
                 child.params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
                 child.params |= {x.arg for x in (a.vararg, a.kwarg) if x}
+                positional = a.posonlyargs + a.args
+                if cls is not None and positional and not any(
+                        dotted(d) in ("staticmethod", "classmethod") for d in st.decorator_list):
+                    child.cls, child.self_name = cls, positional[0].arg
                 self._walk(st.body, child, ())
             elif isinstance(st, ast.ClassDef):
-                self._walk(st.body, scope, conds)
+                self._walk(st.body, scope, conds, cls=st.name)
             elif isinstance(st, ast.If):
                 self._exprs(st.test, scope, conds)
                 self._walk(st.body, scope, conds + ((st.test, True),))
@@ -349,6 +466,8 @@ class _Module:
             name = environ_key(t)
             if name:
                 self.out["env_sets"].append((name, self.rel, st.lineno))
+            elif isinstance(t.value, ast.Attribute):
+                self._self_changed(t.value, scope, st.lineno)
             elif isinstance(t.value, ast.Name):
                 key = _const_str(t.slice)
                 if key is None or value is None:
@@ -356,6 +475,10 @@ class _Module:
                 else:
                     scope.dict_sets.setdefault(t.value.id, []).append(
                         (key, value, conds, st.lineno))
+        elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
+                (m := scope.method()) is not None and t.value.id == m.self_name:
+            # self.x = ...: read where the class's methods use self.x (one binding only)
+            self.attrs.setdefault((m.cls, t.attr), []).append((value, scope, st.lineno))
         elif isinstance(t, ast.Attribute) and t.attr in PG_TIMEOUT_GLOBALS:
             self.out["pg_patches"].append(PgPatch(self.rel, st.lineno, ast.unparse(st), t.attr))
 
@@ -371,10 +494,19 @@ class _Module:
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
                         f.attr in ("update", "pop", "setdefault", "clear", "popitem"):
                     scope.dict_opaque.add(f.value.id)
+                elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and \
+                        f.attr in ("update", "pop", "setdefault", "clear", "popitem"):
+                    self._self_changed(f.value, scope, n.lineno)
             elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
                 name = environ_key(n)
                 if name:
                     self.out["env_reads"].add(name)
+
+    def _self_changed(self, node: ast.Attribute, scope: _Scope, line: int) -> None:
+        """`self.x[k] = v` or `self.x.update(...)`: self.x is no longer one plain value."""
+        m = scope.method()
+        if isinstance(node.value, ast.Name) and m is not None and node.value.id == m.self_name:
+            self.attrs.setdefault((m.cls, node.attr), []).append((None, scope, line))
 
     def _decorator(self, d: ast.expr, conds: tuple) -> None:
         if dotted(d) == "torch.compile":   # bare @torch.compile: compile, default options
@@ -492,8 +624,160 @@ class _Eval:
         if isinstance(node, ast.IfExp):
             return self._ifexp(node, depth)
         if isinstance(node, ast.Attribute):
-            return self.unknown(node, _attribute_why(node))
+            return self._attribute(node, depth)
+        if isinstance(node, ast.Subscript) and (got := self._config(node, None, depth)):
+            return got
         return self.unknown(node, "an expression the doctor does not evaluate")
+
+    # -- self.x, args.x and config key paths
+    def _self_attr(self, node: ast.Attribute) -> Optional[tuple]:
+        """(expr, its scope) of `self.x` bound once in the class's __init__; a CodeValue
+        (unknown, saying why) when it is bound otherwise; None when node is no self.x."""
+        base = node.value
+        m = self.scope.method()
+        if not (isinstance(base, ast.Name) and m is not None and base.id == m.self_name
+                and self.scope.lookup(base.id)[0] is m):
+            return None
+        text = ast.unparse(node)
+        found = self.m.attrs.get((m.cls, node.attr), [])
+        if not found:
+            return None, self.unknown(node, f"{text} is not set in class {m.cls} (a base "
+                                            "class or a caller may set it)")
+        if len(found) > 1:
+            return None, self.unknown(node, f"{text} is set at lines "
+                                            f"{', '.join(str(f[2]) for f in found)}; the "
+                                            "doctor does not follow which one runs last")
+        expr, where, line = found[0]
+        method = where.method()
+        if expr is None:
+            return None, self.unknown(node, f"{text} (line {line}) is not one plain value")
+        if method is None or method.name != "__init__":
+            return None, self.unknown(node, f"{text} is set in "
+                                            f"{method.name if method else '?'}() at line "
+                                            f"{line}, which the doctor does not order "
+                                            "before this call")
+        return expr, where
+
+    def _attribute(self, node: ast.Attribute, depth: int) -> CodeValue:
+        bound = self._self_attr(node)
+        if bound is not None:
+            expr, where = bound
+            if expr is None:
+                return where
+            inner = _Eval(self.m, where, None)
+            inner.workers = self.workers
+            got = inner.value(expr, depth + 1)
+            return _retext(got, f"{ast.unparse(node)} = {got.text}", node.lineno)
+        found = self._arg(node) or self._config(node, None, depth)
+        return found or self.unknown(node, _attribute_why(node))
+
+    def _arg(self, node: ast.Attribute) -> Optional[CodeValue]:
+        """args.x where args is what parse_args() returned (or a parameter: then only as
+        a warning that names the link), and the repo defines the option --x."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        name = node.value.id
+        scope, expr = self.scope.lookup(name)
+        if scope is None:
+            return None
+        call = expr.value if isinstance(expr, ast.Subscript) else expr
+        parsed = isinstance(call, ast.Call) and \
+            dotted(call.func).rsplit(".", 1)[-1] in ("parse_args", "parse_known_args") \
+            and not call.args
+        if not parsed and name not in scope.params:
+            return None
+        opts = self.m.inputs.options.get(node.attr)
+        if not opts:
+            return None
+        if len({(o.flags, repr(o.default), o.type, o.action) for o in opts}) > 1:
+            return self.unknown(node, f"option {opts[0].flags[0]} is defined "
+                                      f"{len(opts)} times ({', '.join(o.where for o in opts)})"
+                                      " with different defaults")
+        o = opts[0]
+        link = "" if parsed else f"; if `{name}` is the parsed command line"
+        argv = self.m.inputs.argv
+        given, unresolved = _flag_value(argv or (), o)
+        if given is not None:
+            try:
+                value = _CONVERT[o.type](given) if o.type in _CONVERT and \
+                    isinstance(given, str) else given
+            except (TypeError, ValueError):
+                return self.unknown(node, f"{o.flags[0]} {given!r} does not convert with "
+                                          f"{o.type}()")
+            src = f"{o.flags[0]} on the job's command line"
+            return self._cv(node, "argv" if parsed else "arg", value=value, source=src,
+                            why=f"{o.flags[0]} {given} on the job's command line" + link)
+        if o.unreadable:
+            return self.unknown(node, f"the default of {o.flags[0]} ({o.where}) is an "
+                                      "expression the doctor does not evaluate")
+        src = f"the default of {o.flags[0]} ({o.where})"
+        if argv is None:
+            why = f"{src}; the job's command line, which the doctor does not see, may set it"
+        elif unresolved:
+            why = f"{src}; the job's command line passes {unresolved}, which may set it"
+        else:
+            return self._cv(node, "argv" if parsed else "arg", value=o.default, source=src,
+                            why=f"{src}, not passed on the job's command line" + link)
+        return self._cv(node, "arg", value=o.default, source=src, why=why + link)
+
+    def _cfg_path(self, node: ast.expr, depth: int) -> Optional[tuple]:
+        """(root name, key path) for `cfg["a"]["b"]`, `cfg.a.b` (cfg named like a config)
+        or `self.x["b"]` where self.x = cfg["a"], rooted in a parameter or in a name bound
+        to a loaded file (yaml/json/OmegaConf load); None otherwise."""
+        if depth > 8:
+            return None
+        if isinstance(node, ast.Subscript) and (key := _const_str(node.slice)) is not None:
+            inner = self._cfg_path(node.value, depth + 1)
+            return (inner[0], inner[1] + (key,)) if inner else None
+        if isinstance(node, ast.Attribute):
+            bound = self._self_attr(node)
+            if bound is not None:
+                expr, where = bound
+                if expr is None:
+                    return None
+                return _Eval(self.m, where, None)._cfg_path(expr, depth + 1)
+            inner = self._cfg_path(node.value, depth + 1)
+            if inner and (inner[1] or any(w in inner[0].lower() for w in _CONFIG_WORDS)):
+                return inner[0], inner[1] + (node.attr,)
+            return None
+        if isinstance(node, ast.Name):
+            scope, expr = self.scope.lookup(node.id)
+            if scope is None:
+                return None
+            if node.id in scope.params:
+                return node.id, ()
+            if isinstance(expr, ast.Call) and dotted(expr.func).rsplit(".", 1)[-1] in \
+                    _CONFIG_LOADERS:
+                return node.id, ()
+            if expr is not None and isinstance(expr, (ast.Subscript, ast.Attribute)):
+                return _Eval(self.m, scope, None)._cfg_path(expr, depth + 1)
+        return None
+
+    def _config(self, node: ast.expr, default: Optional[ast.expr],
+                depth: int) -> Optional[CodeValue]:
+        """The value a config key path has in the job's configs; None when node is no
+        key path. A path that none of them holds is unknown (or the default given)."""
+        path = self._cfg_path(node, depth)
+        if path is None or not path[1]:
+            return None
+        root, keys = path
+        dotted_keys = ".".join(keys)
+        found = self.m.inputs.configs.get(keys, [])
+        values = {repr(v) for v, _ in found}
+        if not found:
+            if default is None:
+                return self.unknown(node, f"config key {dotted_keys} is in none of the job's "
+                                          "configs the doctor reads")
+            return None
+        if len(values) > 1:
+            return self.unknown(node, f"config key {dotted_keys} differs between the job's "
+                                      f"configs ({', '.join(w for _, w in found[:3])})")
+        value, where = found[0]
+        if is_unresolved(value):
+            return self.unknown(node, f"config key {dotted_keys} ({where}) is {value!r}, "
+                                      "filled in at run time")
+        return self._cv(node, "config-file", value=value, source=f"{where} ({dotted_keys})",
+                        why=f", if `{root}` holds that config")
 
     def _name(self, node: ast.Name, depth: int) -> CodeValue:
         scope, expr = self.scope.lookup(node.id)
@@ -518,7 +802,17 @@ class _Eval:
             return _convert(self.value(node.args[0], depth + 1), fn, node)
         if fn in ("timedelta", "datetime.timedelta"):
             return self.seconds(node, depth)
+        if fn.rsplit(".", 1)[-1] == "get_context" and len(node.args) == 1 and \
+                not node.keywords and _const_str(node.args[0]) is not None:
+            # multiprocessing.get_context("spawn"): DataLoader takes the context object
+            # as it takes the name
+            return self._cv(node, "constant", value=_const_str(node.args[0]))
         key, default = _config_get(node)
+        if key is not None and isinstance(node.func, ast.Attribute) and (
+                got := self._config(ast.Subscript(node.func.value, ast.Constant(key)),
+                                    default if default is not None else ast.Constant(None),
+                                    depth)) is not None:
+            return _retext(got, ast.unparse(node), node.lineno)
         if key is not None:
             got = self.value(default, depth + 1) if default is not None else \
                 self._cv(node, "constant", value=None)
@@ -607,6 +901,13 @@ class _Eval:
             there.workers = self.workers
             base = there.spread(expr, line)
             return None if base is None else there._dict_sets(scope, node.id, base, line)
+        if isinstance(node, ast.Attribute):
+            bound = self._self_attr(node)   # **self.loader_kwargs set once in __init__
+            if bound is None or bound[0] is None:
+                return None
+            there = _Eval(self.m, bound[1], None)
+            there.workers = self.workers
+            return there.spread(bound[0], line)
         if isinstance(node, ast.Dict):
             if any(k is None or _const_str(k) is None for k in node.keys):
                 return None
@@ -635,6 +936,27 @@ class _Eval:
                 out[key] = self.unknown(expr, f"set at line {at} under a condition the doctor "
                                               "cannot decide")
         return out
+
+
+def _flag_value(argv: tuple, o: ArgOption) -> tuple:
+    """(the value the command line gives the option, or None; the first unresolved word
+    that may give it, '' when none)."""
+    unresolved = ""
+    for i, a in enumerate(argv):
+        a = str(a)
+        for f in o.flags:
+            if a == f:
+                if o.action in ("store_true", "store_false"):
+                    return o.action == "store_true", ""
+                if i + 1 < len(argv):
+                    nxt = str(argv[i + 1])
+                    return (None, nxt) if "$" in nxt else (nxt, "")
+            elif f.startswith("--") and a.startswith(f + "="):
+                val = a[len(f) + 1:]
+                return (None, a) if "$" in val else (val, "")
+        if "$" in a and not unresolved:
+            unresolved = a
+    return None, unresolved
 
 
 def _pick(v: Optional[CodeValue], workers: bool) -> Optional[CodeValue]:
@@ -796,10 +1118,15 @@ def config_value_path(mapping: Any, key: str, loaders: list) -> Optional[list]:
     unseen = []
     for call in loaders:
         v = call.get(key)
-        if v is None or v.kind in ("constant", "env", "env-default") or (
-                v.kind == "guarded" and v.zero is not None and v.zero.kind == "constant"
+        workers = call.get("num_workers")
+        if v is None or v.kind in ("constant", "env", "env-default", "argv") or (
+                # guarded by the worker count: a constant, or not passed at all, without
+                # workers (the seed's fixed datamodule sets prefetch_factor only then)
+                v.kind == "guarded" and (v.zero is None or v.zero.kind == "constant")
                 and key != "num_workers"):
             continue
+        if v.kind == "config-file" and (workers is None or workers.known):
+            continue   # the call is judged with its own num_workers, where it is made
         unseen.append(f"{call.file}:{call.line} passes {key}={v.text or '(through **kwargs)'}"
                       ", which the doctor does not follow to this config")
     return unseen or None

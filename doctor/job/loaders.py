@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import fs
+from doctor.job.code import LoaderCall, code_settings, step_argv
 from doctor.job.configs import ConfigFile, LineDict, keypath
 from doctor.model import Location
 
@@ -113,4 +114,61 @@ def loader_workers(job: Any, default_prefetch: int) -> list:
         if n and n > 0:
             pf = _int(spec.mapping.get("prefetch_factor")) or default_prefetch
             out.append((spec.config.rel, spec.line("num_workers"), n, pf))
+    if not out:   # no config sizes the workers: the code's DataLoader calls do
+        for _, n, pf, loader, _links in code_workers(job, default_prefetch)[0]:
+            out.append((loader.call.file, loader.line("num_workers"), n, pf))
     return out
+
+
+@dataclass
+class CodeLoader:
+    """A DataLoader call of the code with workers, shaped like a config's LoaderSpec for
+    the checks that size the workers (the job's configs give none)."""
+    call: LoaderCall
+    values: dict            # key → CodeValue, as passed
+    config: Any = None
+
+    @property
+    def where(self) -> str:
+        return f"DataLoader at {self.call.file}:{self.call.line}"
+
+    @property
+    def mapping(self) -> dict:
+        return self.values
+
+    def line(self, key: str) -> int:
+        v = self.values.get(key)
+        return v.line if v is not None else self.call.line
+
+    def location(self, key: str) -> Location:
+        return Location(self.call.file, self.line(key))
+
+
+def code_workers(job: Any, default_prefetch: int = 2) -> tuple:
+    """([(workers x prefetch, workers, prefetch, CodeLoader, links)], [unknown places]):
+    the code's DataLoader calls with workers, under the first job script's environment
+    and command line. links: what the doctor could not show (an env default, a config
+    key the code reads, a command line it does not see)."""
+    script = job.scripts[0] if job.scripts else None
+    code = code_settings(job, job.job_env(script).plain(), step_argv(job, script))
+    out, unknown = [], []
+    for call in code.loaders:
+        w = call.get("num_workers")
+        if w is None:
+            continue
+        if not w.known or w.kind == "guarded" or not _is_int(w.value):
+            unknown.append(f"{call.file}:{w.line or call.line} ({w.text})")
+            continue
+        if w.value <= 0:
+            continue
+        p = call.get("prefetch_factor")
+        prefetch = p.value if p is not None and p.known and p.kind != "guarded" and \
+            _is_int(p.value) and p.value > 0 else default_prefetch
+        links = [v.link() for v in (w, p) if v is not None and v.known and not v.complete]
+        values = {k: v for k in ("num_workers", "prefetch_factor") if (v := call.get(k))}
+        out.append((w.value * prefetch, w.value, prefetch, CodeLoader(call, values), links))
+    return out, unknown
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)

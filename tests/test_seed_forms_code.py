@@ -1,0 +1,310 @@
+"""The seeds' own forms, read from the job's code and scripts (issue 26, deliverable 8).
+
+Each case is a small git repo with a job script, run through the real CLI. The
+DataLoader cases are also run with the real torch (`torch_raises`): a case the doctor
+flags must make DataLoader raise with those values, a case it passes must not.
+Values the doctor follows: `self.x = cfg[...]` in `__init__`, argparse defaults and
+the job's command line over them, module constants, literal `**` dicts,
+`get_context("spawn")`, env variables the job exports.
+"""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, result_of, run_json, validate_report
+
+torch = pytest.importorskip("torch")
+from torch.utils.data import DataLoader  # noqa: E402
+
+SBATCH = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n"
+
+
+def make_repo(root: Path, files: dict) -> Path:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+def run_check(repo: Path, check: str, *extra: str) -> tuple:
+    code, doc = run_json("--static", "--only", check, "--repo", str(repo),
+                         "--sbatch", str(repo / "job.sbatch"), *extra)
+    return code, result_of(doc, check), doc
+
+
+def torch_raises(**kwargs) -> bool:
+    """Whether the real DataLoader rejects these options (the oracle)."""
+    try:
+        DataLoader(list(range(4)), batch_size=2, **kwargs)
+    except (ValueError, TypeError):
+        return True
+    return False
+
+
+# ---- seed 000: the TopoFlow datamodule ---------------------------------------------------
+DATAMODULE = '''from torch.utils.data import DataLoader
+
+
+class DataModule:
+    def __init__(self, config, dataset):
+        self.data_config = config["data"]
+        self.batch_size = config["train"]["batch_size"]
+        self.num_workers = config["train"]["num_workers"]
+        self.train_dataset = dataset
+
+    def train_dataloader(self):
+        loader_kwargs = {
+            'batch_size': self.batch_size,
+            'shuffle': True,
+            'num_workers': self.num_workers,
+            'pin_memory': True,
+            'persistent_workers': False,
+            'drop_last': True,
+%s        }
+%s
+        return DataLoader(self.train_dataset, **loader_kwargs)
+'''
+BROKEN = ("            'prefetch_factor': self.data_config.get('prefetch_factor', 2),\n", "")
+FIXED = ("", """
+        # Only add multiprocessing params when using workers
+        if self.num_workers > 0:
+            loader_kwargs['multiprocessing_context'] = "spawn"
+            loader_kwargs['prefetch_factor'] = self.data_config.get('prefetch_factor', 2)
+""")
+TRAIN_YAML = '''import argparse
+
+import yaml
+
+from src.datamodule import DataModule
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--config", default="configs/config.yaml")
+    args = p.parse_args()
+    with open(args.config) as f:
+        config = yaml.safe_load(f)
+    for _ in DataModule(config, list(range(8))).train_dataloader():
+        pass
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def _topoflow(tmp: Path, form: tuple, workers: int) -> Path:
+    return make_repo(tmp, {
+        "src/__init__.py": "", "src/datamodule.py": DATAMODULE % form, "train.py": TRAIN_YAML,
+        "configs/config.yaml": f"train:\n  batch_size: 2\n  num_workers: {workers}\n"
+                               "data:\n  prefetch_factor: 2\n",
+        "job.sbatch": SBATCH + "srun python train.py --config configs/config.yaml\n"})
+
+
+def test_seed000_unconditional_prefetch_with_self_num_workers_from_the_config(tmp_path):
+    assert torch_raises(num_workers=0, prefetch_factor=2)
+    code, res, _ = run_check(_topoflow(tmp_path, BROKEN, 0), "dataloader-option-conflict")
+    f = next(f for f in res["findings"] if f["location"]["path"] == "src/datamodule.py")
+    assert f["data"]["rule"] == "prefetch-without-workers"
+    assert f["location"]["line"] == 19   # the prefetch_factor line of the dict literal
+    # the link the doctor cannot prove (is `config` that YAML?) makes it a warning, named
+    assert f["severity"] == "warning"
+    assert "self.num_workers = config['train']['num_workers'] is 0 from " \
+           "configs/config.yaml:3 (train.num_workers), if `config` holds that config" \
+           in f["message"]
+    # the config's own prefetch_factor is judged where the code passes it, once
+    assert not [f for f in res["findings"] if f["location"]["path"] == "configs/config.yaml"]
+
+
+def test_seed000_fixed_datamodule_passes_with_prefetch_in_a_mapping_without_workers(tmp_path):
+    assert not torch_raises(num_workers=0)   # neither key is passed without workers
+    code, res, doc = run_check(_topoflow(tmp_path, FIXED, 0), "dataloader-option-conflict")
+    assert res["status"] == "pass" and code == 0, res
+    assert any("never pass prefetch_factor unchanged" in n
+               for n in doc["facts"]["dataloader_unchecked"])
+
+
+def test_seed000_broken_datamodule_with_workers_passes(tmp_path):
+    assert not torch_raises(num_workers=2, prefetch_factor=2)
+    code, res, _ = run_check(_topoflow(tmp_path, BROKEN, 2), "dataloader-option-conflict")
+    assert res["status"] == "pass" and code == 0, res
+
+
+# ---- argparse defaults and the job's command line -------------------------------------
+ARGPARSE = '''import argparse
+import multiprocessing as mp
+
+from torch.utils.data import DataLoader
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_workers", type=int, default=0)
+    args = parser.parse_args()
+    loader = DataLoader(list(range(8)), batch_size=2, num_workers=args.num_workers,
+                        %s)
+    return loader
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+@pytest.mark.parametrize("passed,opts,kwargs,rule", [
+    ("", "prefetch_factor=4", {"prefetch_factor": 4}, "prefetch-without-workers"),
+    ("", 'multiprocessing_context=mp.get_context("spawn")',
+     {"multiprocessing_context": mp.get_context("spawn")}, "context-without-workers"),
+    ("", '**{"persistent_workers": True}', {"persistent_workers": True},
+     "persistent-without-workers"),
+])
+def test_argparse_default_zero_workers_is_an_error(tmp_path, passed, opts, kwargs, rule):
+    assert torch_raises(num_workers=0, **kwargs)
+    repo = make_repo(tmp_path, {"train.py": ARGPARSE % opts,
+                                "job.sbatch": SBATCH + "srun python train.py\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    assert code == 1 and res["severity"] == "error", res
+    f = res["findings"][0]
+    assert f["data"]["rule"] == rule and f["location"]["path"] == "train.py"
+    assert f["data"]["from"]["num_workers"]["kind"] == "argv"
+
+
+def test_the_jobs_command_line_overrides_the_argparse_default(tmp_path):
+    assert not torch_raises(num_workers=4, prefetch_factor=4,
+                            multiprocessing_context=mp.get_context("spawn"))
+    for opts in ("prefetch_factor=4", 'multiprocessing_context=mp.get_context("spawn")'):
+        repo = make_repo(tmp_path / str(len(opts)), {
+            "train.py": ARGPARSE % opts,
+            "job.sbatch": SBATCH + "srun python train.py --num_workers 4\n"})
+        code, res, _ = run_check(repo, "dataloader-option-conflict")
+        assert res["status"] == "pass" and code == 0, res
+
+
+def test_an_unresolved_command_line_makes_the_default_a_warning_naming_it(tmp_path):
+    repo = make_repo(tmp_path, {"train.py": ARGPARSE % "prefetch_factor=4",
+                                "job.sbatch": SBATCH + "srun python train.py $EXTRA\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    assert code == 0 and res["severity"] == "warning", res
+    assert "the job's command line passes $EXTRA, which may set it" in \
+        res["findings"][0]["message"]
+
+
+SELF_KWARGS = '''from torch.utils.data import DataLoader
+
+LOADER_KWARGS = {"num_workers": 0, "persistent_workers": True}
+
+
+class Data:
+    def __init__(self, workers):
+        self.loader_kwargs = {"num_workers": 0, "prefetch_factor": 2}
+
+    def train(self, ds):
+        return DataLoader(ds, batch_size=2, **self.loader_kwargs)
+
+    def val(self, ds):
+        return DataLoader(ds, batch_size=2, **LOADER_KWARGS)
+'''
+
+
+def test_literal_kwargs_dicts_in_init_and_at_module_level(tmp_path):
+    assert torch_raises(num_workers=0, prefetch_factor=2)
+    assert torch_raises(num_workers=0, persistent_workers=True)
+    repo = make_repo(tmp_path, {"data.py": SELF_KWARGS,
+                                "job.sbatch": SBATCH + "srun python data.py\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    assert code == 1, res
+    got = {(f["data"]["rule"], f["data"]["code"]["line"], f["severity"]) for f in res["findings"]}
+    assert got == {("prefetch-without-workers", 11, "error"),
+                   ("persistent-without-workers", 14, "error")}
+    # a dict changed after __init__ is no longer one plain value: not judged
+    setter = "    def set(self, n):\n        self.loader_kwargs['num_workers'] = n\n\n"
+    changed = SELF_KWARGS.replace("    def train(self, ds):\n",
+                                  setter + "    def train(self, ds):\n")
+    repo = make_repo(tmp_path / "changed", {"data.py": changed,
+                                            "job.sbatch": SBATCH + "srun python data.py\n"})
+    code, res, doc = run_check(repo, "dataloader-option-conflict")
+    assert {f["data"]["rule"] for f in res["findings"]} == {"persistent-without-workers"}
+
+
+# ---- seed 004: MU-Diff's workers from the environment, no YAML config ------------------
+MUDIFF = """import os
+
+from torch.utils.data import DataLoader
+
+
+def train(dataset):
+    tw = int(os.environ.get("MU_TRAIN_WORKERS", "8"))
+    timeout_s = int(os.environ.get("MU_DL_TIMEOUT", "600"))
+    return DataLoader(dataset, batch_size=2, num_workers=tw, timeout=timeout_s,
+                      pin_memory=True)
+"""
+
+
+def run_live(repo: Path, check: str, prelude: str) -> dict:
+    """`bash -c '<prelude>; doctor run --only CHECK'` on this node (its live limits)."""
+    cmd = (f"{prelude}; exec {shlex.quote(sys.executable)} -m doctor run --only {check} "
+           f"--format json --repo {shlex.quote(str(repo))} --sbatch job.sbatch")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for k in ("SLURM_JOB_ID", "MU_TRAIN_WORKERS"):
+        env.pop(k, None)
+    proc = subprocess.run(["bash", "-c", cmd], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.stdout, proc.stderr
+    return result_of(validate_report(json.loads(proc.stdout)), check)
+
+
+@pytest.mark.parametrize("script,severity", [
+    ("srun python train.py\n", "warning"),                       # the code's default 8
+    ("export MU_TRAIN_WORKERS=16\nsrun python train.py\n", "error"),  # the job's value
+])
+def test_seed004_fd_limit_reads_workers_from_the_code(tmp_path, script, severity):
+    repo = make_repo(tmp_path, {"engine/train.py": MUDIFF,
+                                "job.sbatch": SBATCH + script.replace("train.py",
+                                                                      "engine/train.py")})
+    res = run_live(repo, "fd-limit-too-low", "ulimit -n 512")
+    assert res["status"] == "fail" and res["severity"] == severity, res
+    f = res["findings"][0]
+    assert f["location"] == {"path": "engine/train.py", "line": 9}
+    assert f["data"]["code"] == {"file": "engine/train.py", "line": 9}
+    if severity == "warning":
+        assert f["data"]["num_workers"] == 8
+        assert "the default of MU_TRAIN_WORKERS" in f["message"]
+    else:
+        assert f["data"]["num_workers"] == 16 and "not shown" not in f["message"]
+
+
+def test_seed004_fix_four_workers_fit_and_file_system_sharing_passes(tmp_path):
+    repo = make_repo(tmp_path, {"engine/train.py": MUDIFF.replace('"8"', '"4"'),
+                                "job.sbatch": SBATCH + "srun python engine/train.py\n"})
+    assert run_live(repo, "fd-limit-too-low", "ulimit -n 1024")["status"] == "pass"
+    shared = MUDIFF.replace("import os\n", "import os\n\nimport torch.multiprocessing\n\n"
+                            'torch.multiprocessing.set_sharing_strategy("file_system")\n')
+    repo = make_repo(tmp_path / "fs", {"engine/train.py": shared,
+                                       "job.sbatch": SBATCH + "srun python engine/train.py\n"})
+    assert run_live(repo, "fd-limit-too-low", "ulimit -n 512")["status"] == "pass"
+
+
+def test_seed004_shm_counts_the_codes_workers(tmp_path):
+    repo = make_repo(tmp_path, {
+        "engine/train.py": MUDIFF,
+        "doctor.yaml": "options: {shm-too-small: {batch_mib: 100000000}}\n",
+        "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=16\nsrun python engine/train.py\n"})
+    res = run_live(repo, "shm-too-small", "true")
+    if res["status"] == "skip":
+        pytest.skip(res["reason"])
+    f = next(f for f in res["findings"] if "in-flight batches" in f["message"])
+    assert f["location"] == {"path": "engine/train.py", "line": 9}
+    assert "x 32 in-flight batches" in f["message"]   # 16 workers x prefetch 2
