@@ -114,9 +114,10 @@ class Result:
     findings: list = field(default_factory=list)
     reason: Optional[str] = None
     duration_s: float = 0.0
+    steps: list = field(default_factory=list)   # the job steps it judged ("a.sbatch:17")
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "id": self.id,
             "title": self.title,
             "severity": str(self.severity),
@@ -125,6 +126,9 @@ class Result:
             "reason": self.reason,
             "findings": [f.to_dict() for f in self.findings],
         }
+        if self.steps:   # additive: only a check that read a job step has it
+            out["steps"] = list(self.steps)
+        return out
 
 
 @dataclass

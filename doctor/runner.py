@@ -119,7 +119,9 @@ def run_one(spec: CheckSpec, job: Job) -> Result:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         reason = (f"{type(exc).__name__}: {exc} "
                   f"(at {os.path.basename(frame.filename)}:{frame.lineno})")
-    return _result(spec, job, status, findings, reason, time.monotonic() - start)
+    result = _result(spec, job, status, findings, reason, time.monotonic() - start)
+    result.steps = job.judged_steps(spec.id)
+    return result
 
 
 def _result(spec: CheckSpec, job: Job, status: Status, findings: list,

@@ -21,7 +21,7 @@ from doctor.job.configs import ConfigFile, load_yaml_text
 from doctor.job.env import EnvValue, JobEnv
 from doctor.job.launchers import Count
 from doctor.job.scope import Scope, scoped_rels
-from doctor.job.steps import Step, launched_steps, note_unread
+from doctor.job.steps import Step, launched_steps, note_unread, training_step
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
 from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, listed_names, run_git
@@ -82,6 +82,7 @@ class Job:
         self._locks: dict = {}
         self._lock = threading.Lock()
         self._memo: dict = {}
+        self._judged: dict = {}   # check id -> the steps it judged ("a.sbatch:17"), in order
         self.realpath = fs.RealPaths()  # each path resolved once per run
         self._rels: dict = {}  # path → rel(path)
         self._shared: dict = {}  # thread id -> _SharedClock
@@ -385,7 +386,7 @@ class Job:
                 continue
             entry: dict = {}
             if steps is not None:
-                step = next((s for s in steps if s.is_training), steps[-1])
+                step = training_step(steps)
                 entry["step"] = {
                     "at": step.where if step.line else None,
                     "chain": [f"{x.kind} ({x.path}:{x.line})" for x in step.chain],
@@ -454,10 +455,22 @@ class Job:
         return step
 
     def step(self, script: Optional[SbatchScript] = None) -> Step:
-        """The script's training step: the first that runs a Python program, else the last
-        (a script that launches nothing: its environment at the end)."""
-        steps = self.steps(script)
-        return next((s for s in steps if s.is_training), steps[-1])
+        """The script's training step (doctor/job/steps.py training_step says which), else
+        the last (a script that launches nothing: its environment at the end). The check
+        asking is told in its result (`steps`): which step it judged."""
+        step = training_step(self.steps(script))
+        name = threading.current_thread().name   # the runner's "check:<id>"
+        if name.startswith("check:") and script is not None:
+            judged = self._judged.setdefault(name[6:], [])
+            where = step.where if step.is_training else \
+                f"{script.rel} (no step that runs a Python program)"
+            if where not in judged:
+                judged.append(where)
+        return step
+
+    def judged_steps(self, check_id: str) -> list:
+        """The steps a check judged, as `script:line` (Job.step records them)."""
+        return list(self._judged.get(check_id, ()))
 
     def all_steps(self) -> list:
         """The training step of every job script, or the login step when there is none."""

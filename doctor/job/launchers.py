@@ -267,6 +267,28 @@ TORCHRUN_VALUE = {"--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_ra
                   "--gpu_ids", "--dynamo_backend", "--deepspeed_config_file", "--launcher"}
 
 
+PYTHON_VALUE = ("-X", "-W", "-Q")   # python's own options that take the next word
+
+
+def _python_options(words: list, state: EnvState) -> int:
+    """The index of the first word after python's own options (`python -u -B -m x`)."""
+    i = 1
+    while i < len(words):
+        w = word_of(words[i], state)
+        if w in ("-m", "-c", "-", "--") or not w.startswith("-"):
+            break
+        i += 2 if w in PYTHON_VALUE else 1
+    return i
+
+
+def _module_at(words: list, state: EnvState) -> Optional[str]:
+    """The module of `python [options] -m MODULE`, else None."""
+    i = _python_options(words, state)
+    if i + 1 < len(words) and word_of(words[i], state) == "-m":
+        return word_of(words[i + 1], state)
+    return None
+
+
 def read_launcher(words: list, state: EnvState) -> Optional[tuple]:
     """(kind, words consumed, counts) for torchrun / torch.distributed.run / accelerate /
     deepspeed; the program comes after."""
@@ -275,9 +297,9 @@ def read_launcher(words: list, state: EnvState) -> Optional[tuple]:
     kind = None
     if first == "torchrun":
         kind = "torchrun"
-    elif PYTHON.match(first) and len(words) > 2 and word_of(words[1], state) == "-m" and \
-            word_of(words[2], state) in ("torch.distributed.run", "torch.distributed.launch"):
-        kind, i = "torchrun", 3
+    elif PYTHON.match(first) and _module_at(words, state) in ("torch.distributed.run",
+                                                               "torch.distributed.launch"):
+        kind, i = "torchrun", _python_options(words, state) + 2   # `python -u -m torch...`
     elif first == "accelerate" and len(words) > 1 and word_of(words[1], state) == "launch":
         kind, i = "accelerate", 2
     elif first == "deepspeed":

@@ -91,6 +91,11 @@ def split_commands(text: str, first_line: int = 1) -> list:
                 parts.append("&")             # `>&` with a line continuation between
                 pos = m.start() + 1
                 break
+            elif kind == "o" and m.group() == "(" and parts and \
+                    _ARRAY_START.fullmatch("".join(parts)):
+                pos = _array_end(text, m.start())   # `ARGS=(a "b c")`: one word
+                parts.append(text[m.start():pos])
+                break
             elif kind == "o" or kind == "n":
                 if parts:
                     _add_word(words, "".join(parts))
@@ -136,6 +141,38 @@ def split_commands(text: str, first_line: int = 1) -> list:
 # Reserved words that start a command and run the rest in this shell: `if ! rsync ...;`,
 # `then export X=1`, `do srun python train.py`. split_commands drops them.
 KEYWORDS = frozenset(("!", "if", "then", "else", "elif", "do", "while", "until", "{"))
+
+
+_ARRAY_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+def _array_end(text: str, i: int) -> int:
+    """Where the `( ... )` of an array assignment that opens at i ends (after its `)`)."""
+    n, depth, j = len(text), 0, i
+    while j < n:
+        c = text[j]
+        if c in "'\"`\\" or text.startswith(("$(", "${"), j):
+            j = _scan_unit(text, j)
+            continue
+        if c == "#" and text[j - 1] in " \t\n":   # a comment inside the list
+            k = text.find("\n", j)
+            j = n if k < 0 else k
+            continue
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        j += 1
+        if depth == 0:
+            return j
+    return n
+
+
+def array_items(raw: str) -> Optional[tuple]:
+    """(name, appends, [raw words]) of an array assignment word `NAME=(a "b c")` or
+    `NAME+=(...)`; None for any other word."""
+    m = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=\((.*)\)$", raw, re.S)
+    if not m:
+        return None
+    return m.group(1), bool(m.group(2)), [w for _, ws in split_commands(m.group(3))
+                                          for w in ws]
 
 
 def _add_word(words: list, word: str) -> None:
@@ -337,7 +374,9 @@ def _expand_into(raw: str, lookup: Lookup, res: Expanded, out: list, quoted: boo
             i = j
         elif c == "\\":
             nxt = raw[i + 1:i + 2]
-            if quoted and nxt not in '$`"\\':
+            if nxt == "\n":
+                pass   # a line continuation, in double quotes too: bash removes both
+            elif quoted and nxt not in '$`"\\':
                 out.append("\\" + nxt)
             else:
                 out.append(nxt)

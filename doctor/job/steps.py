@@ -36,7 +36,8 @@ from doctor.job.launchers import (ASSIGN, PYTHON, Count, read_container,
                                   read_env_command, read_launcher, read_mpirun, read_srun,
                                   srun_export, word_of)
 from doctor.job.sbatch import SbatchScript, load_sbatch
-from doctor.job.shell import PREFIXES, expand, prefix_words, split_commands, unquote
+from doctor.job.shell import (PREFIXES, array_items, expand, prefix_words, split_commands,
+                               unquote)
 
 SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
 CONTAINER_TOOLS = ("singularity", "apptainer")
@@ -162,6 +163,8 @@ class _Ctx:
     cwd: Optional[str] = None
     depth: int = 0
     budget: Any = None   # the walk's _Budget (one object for every copy of the _Ctx)
+    # the shell's arrays (`ARGS=(train.py --lr 1)`): name -> the elements, expanded
+    arrays: dict = field(default_factory=dict)
 
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
@@ -193,6 +196,36 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
         steps.append(Step(batch, batch, 0, (), (), env=end, scripts=ctx.scripts,  # type: ignore[arg-type]
                           **_counts(ctx.counts), notes=list(state.notes)))
     return steps
+
+
+# Launchers that start the program on more than one process, each adding a level.
+DISTRIBUTED = ("srun", "mpirun", "torchrun", "accelerate", "deepspeed")
+
+
+def training_step(steps: list) -> Step:
+    """The step the checks judge as the job's training, among those that run a Python
+    program (a script path, `-m module`, a console script):
+    1. the one under the most levels of distributed launchers: `srun`/`mpirun`, then
+       `torchrun`, `accelerate launch` or `deepspeed` (`srun … bash -c "$LAUNCHER
+       $CMD"` is two); a `python tools/preprocess.py` the batch step runs once is none;
+    2. then the one with the most ranks (nodes × ranks per node; a count the job leaves
+       to the cluster counts as two);
+    3. then the one with the most arguments: the training command carries the model's
+       configuration, an evaluation or conversion line a few paths;
+    4. then the first in the script.
+    What the entry imports is not read for this: the model of the steps stays free of
+    the code. A script that launches no Python program: its last step (the environment
+    at its end), which has no entry."""
+    runs = [s for s in steps if s.is_training]
+    if not runs:
+        return steps[-1]
+
+    def world(s: Step) -> int:
+        nodes, ranks = s.nodes.value, s.ranks_per_node.value
+        return (nodes if nodes is not None else 2) * (ranks if ranks is not None else 2)
+
+    return max(runs, key=lambda s: (sum(x.kind in DISTRIBUTED for x in s.chain), world(s),
+                                    len(s.args), -runs.index(s)))
 
 
 # ---- counts ------------------------------------------------------------
@@ -282,6 +315,12 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
         # budget is for what it sources and runs, so a step after them is still found
         if ctx.depth and not ctx.budget.take(script, cmd.line, state):
             return
+        array = array_items(cmd.words[0]) if len(cmd.words) == 1 else None
+        if array is not None:   # `ARGS=(train.py --lr 1)`; `ARGS+=(--bf16)`
+            name, appends, items = array
+            ctx.arrays[name] = (ctx.arrays.get(name, []) if appends else []) + [
+                word_of(w, state) for w in _fields(items, state, ctx.arrays)]
+            continue
         if state.apply(cmd, script, channel):
             continue
         argv0 = unquote(cmd.words[0])
@@ -337,6 +376,8 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
         assert m is not None
         local.assign(m.group(1), m.group(2), script, line, "inline", exported=True)
         i += 1
+    # bash expands the words with the shell's variables, before the inline ones apply
+    words = words[:i] + _fields(words[i:], state, ctx.arrays)
     chain = list(ctx.chain)
     counts = dict(ctx.counts)
     container = ctx.container
@@ -417,6 +458,56 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             i += 1
             continue
         return
+
+
+_ARRAY_REF = re.compile(r'^("?)\$\{([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]\}\1$')
+_NO_SPLIT = re.compile(r"[\"'`\\]|\$\(")   # quoted words, substitutions: not split here
+_BLANKS = re.compile(r"\s")
+
+
+def _fields(words: list, state: EnvState, arrays: dict) -> list:
+    """The words as bash has them after expansion and word splitting: an unquoted
+    `$CMD`, `${LAUNCHER}` or `$SRUN_ARGS` whose value holds blanks is several words
+    (and none when it is empty); `"${ARGS[@]}"` is one word per element, `${ARGS[@]}`
+    the elements split again. A quoted expansion (`"$CMD"`) stays one word, as in bash;
+    a variable the doctor does not know stays as written."""
+    out: list = []
+    for raw in words:
+        m = _ARRAY_REF.match(raw)
+        if m and m.group(2) in arrays:
+            items = arrays[m.group(2)]
+            if m.group(1) and m.group(3) == "*":
+                out.append(_literal(" ".join(items)))
+            else:
+                out += [_literal(x) for x in items] if m.group(1) else \
+                    [_literal(f) for x in items for f in x.split()]
+            continue
+        if "$" in raw and not _NO_SPLIT.search(raw) and _splittable(raw, state):
+            text = word_of(raw, state)
+            if text != raw and (not text or _BLANKS.search(text)):
+                out += [_literal(f) for f in text.split()]
+                continue
+        out.append(raw)
+    return out
+
+
+def _splittable(raw: str, state: EnvState) -> bool:
+    """Whether the values the word names can be split where their blanks are: not when a
+    piece the doctor could not read holds blanks (`$(srun -w "$n" hostname -i)` is one
+    word of the host's IP address, not five words)."""
+    shell = state.shell or state
+    for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", raw):
+        v = shell.values.get(name)
+        if v is not None and any(_BLANKS.search(u) for u in v.unresolved):
+            return False
+    return True
+
+
+def _literal(text: str) -> str:
+    """A raw word that expands to text: the quotes and backslashes a value holds are
+    data after expansion (bash does not read them again); a `$NAME` the doctor kept
+    unresolved stays one, so it is still reported as unresolved."""
+    return re.sub(r"([\\'\"`])", r"\\\1", text)
 
 
 _REDIRECT = re.compile(r"^(\d*|&)(>>?|<<?-?|<<<|>&|<&)(.*)$")
@@ -558,6 +649,9 @@ def _repo_file(ctx: _Ctx, word: str) -> bool:
 # ---- launchers -----------------------------------------------------------
 
 
+_PWD_PREFIX = re.compile(r"^(`pwd`|\$\(pwd\)|\$PWD|\$\{PWD\})/+")
+
+
 def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _Ctx,
           chain: tuple, counts: dict, container: Optional[Launcher]) -> Step:
     argv = [word_of(w, state) for w in words]
@@ -578,7 +672,9 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
         if w.startswith("-"):
             i += 1
             continue
-        entry, args = w, tuple(words[i + 1:])
+        # `` `pwd`/pretrain_gpt.py `` where the directory is unknown: relative to the
+        # step's working directory, which is what a relative entry means
+        entry, args = _PWD_PREFIX.sub("", w), tuple(words[i + 1:])
         break
     if ctx.batch is not None and ctx.batch.directives and \
             not {x.kind for x in chain} & {"srun", "mpirun", "deepspeed"}:

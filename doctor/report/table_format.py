@@ -36,7 +36,11 @@ def render(report, color: bool = False) -> str:
             fixes.append((r["id"], findings))
         else:
             # A title names the problem ("... is too low"); on a pass row the id says it all.
-            rows.append([label, r["id"], r["severity"], textwrap.fill(r["reason"] or "", WIDTH)])
+            # a check that skipped a job step says which it read ("no step that runs ...")
+            steps = f" [judged: {', '.join(r['steps'])}]" if r.get("steps") and \
+                status == "skip" else ""
+            rows.append([label, r["id"], r["severity"],
+                         textwrap.fill((r["reason"] or "") + steps, WIDTH)])
     out = [tabulate(rows, headers=["status", "check", "severity", "message"],
                     tablefmt="simple")] if rows else ["no checks selected"]
     for check_id, findings in fixes:
