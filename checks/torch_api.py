@@ -4,10 +4,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Skip, check, edits
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
@@ -163,6 +163,8 @@ class Use:
     keywords: dict = field(default_factory=dict)   # keyword → line
     device: Optional[tuple] = None                 # (literal device_type, line)
     has_pickle_module: bool = False
+    device_from: str = ""     # how the device type was followed: `AMP_DEVICE = "hip"`
+    device_when: str = ""     # the condition that picks it, when one branch of an if does
 
 
 _SAFE_HANDLERS = {"ImportError", "ModuleNotFoundError", "TypeError", "AttributeError",
@@ -227,17 +229,62 @@ def repo_uses(job: Job) -> list:
     for path, tree in trees_mentioning(job, b"torch"):   # it resolves only torch imports
         rel = job.rel(path)
         binds = _bindings(tree)
-        _walk(tree, False, binds, rel, uses)
+        _walk(tree, False, binds, rel, uses, _module_constants(tree))
     return uses
 
 
-def _walk(node: ast.AST, guarded: bool, binds: dict, rel: str, uses: list) -> None:
+def _module_constants(tree: ast.AST) -> dict:
+    """name → (value expr, line) for names the module binds exactly once, at its top
+    level, to a string or a conditional expression of strings (`AMP_DEVICE = "hip"`)."""
+    stores: dict = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stores[n.name] = stores.get(n.name, 0) + 1
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                name = (a.asname or a.name).split(".")[0]
+                stores[name] = stores.get(name, 0) + 1
+        elif isinstance(n, ast.arg):
+            stores[n.arg] = stores.get(n.arg, 0) + 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for name in n.names:
+                stores[name] = stores.get(name, 0) + 2   # rebound elsewhere
+    out = {}
+    for st in getattr(tree, "body", []):
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name) and stores.get(st.targets[0].id) == 1:
+            out[st.targets[0].id] = (st.value, st.lineno)
+    return out
+
+
+def _device(dev: Optional[ast.AST], consts: dict) -> list:
+    """[(device type, line, how it was followed, the condition that picks it)] for a
+    literal, a module constant, or a conditional expression of them; [] otherwise."""
+    how = ""
+    if isinstance(dev, ast.Name) and dev.id in consts:
+        expr, line = consts[dev.id]
+        how = f"{dev.id} = {ast.unparse(expr)[:80]} (line {line})"
+        dev = expr
+    if isinstance(dev, ast.Constant) and isinstance(dev.value, str):
+        return [(dev.value, dev.lineno, how, "")]
+    if isinstance(dev, ast.IfExp):
+        test = ast.unparse(dev.test)[:80]
+        return [(v, line, how, f"{test} is {truth}")
+                for branch, truth in ((dev.body, "true"), (dev.orelse, "false"))
+                for v, line, _h, _w in _device(branch, {})]
+    return []
+
+
+def _walk(node: ast.AST, guarded: bool, binds: dict, rel: str, uses: list,
+          consts: Optional[dict] = None) -> None:
     safe = {id(n) for n in _guarded_part(node)}
     for child in ast.iter_child_nodes(node):
         g = guarded or id(child) in safe
         if not g:
-            _use(child, binds, rel, uses)
-        _walk(child, g, binds, rel, uses)
+            _use(child, binds, rel, uses, consts or {})
+        _walk(child, g, binds, rel, uses, consts)
 
 
 def _resolve(expr: ast.AST, binds: dict) -> Optional[str]:
@@ -249,7 +296,7 @@ def _resolve(expr: ast.AST, binds: dict) -> Optional[str]:
     return (f"{base}.{rest}" if rest else base) if base else None
 
 
-def _use(node: ast.AST, binds: dict, rel: str, uses: list) -> None:
+def _use(node: ast.AST, binds: dict, rel: str, uses: list, consts: dict) -> None:
     text = lambda n: ast.unparse(n)[:120]  # noqa: E731
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         for a in node.names:
@@ -271,9 +318,14 @@ def _use(node: ast.AST, binds: dict, rel: str, uses: list) -> None:
                 or len(node.args) >= 3)
         dev = node.args[0] if node.args else next(
             (k.value for k in node.keywords if k.arg == "device_type"), None)
-        if key == "autocast" and isinstance(dev, ast.Constant) and isinstance(dev.value, str):
-            u.device = (dev.value, dev.lineno)
+        devices = _device(dev, consts) if key == "autocast" else []
+        if devices:
+            u.device = devices[0][:2]
+            u.device_from, u.device_when = devices[0][2:]
         uses.append(u)
+        for d in devices[1:]:   # the other branch of a conditional device type
+            uses.append(replace(u, keywords={}, device=d[:2], device_from=d[2],
+                                device_when=d[3]))
         if isinstance(node.func, ast.Attribute) and qual in NAMES:
             uses.append(Use("name", qual, rel, node.lineno, text(node)))
 
@@ -290,7 +342,10 @@ def torch_api_mismatch(job: Job) -> Iterator[Finding]:
     `torch.autocast` / `torch.amp.autocast`, `DataLoader`, `torch.load` and
     `init_process_group`, and for imports of `fully_shard`, resolved only through the
     imports the doctor can see (`from torch.distributed.fsdp import fully_shard`,
-    `import torch.distributed._composable.fsdp as F`, `torch.autocast`, ...). A name
+    `import torch.distributed._composable.fsdp as F`, `torch.autocast`, ...). An
+    autocast device type is read as a literal, a module constant bound once
+    (`AMP_DEVICE = "hip"`), or a conditional expression of them
+    (`"hip" if torch.version.hip else "cuda"`: a warning naming the condition). A name
     bound to something else too, a `**kwargs` spread, a call under
     `try/except TypeError` or under `if <torch version test>` is left alone. The
     target torch is `--torch-version` (or the `torch_version` setting), else the
@@ -392,15 +447,21 @@ def _judge(job: Job, u: Use, api: dict, version: str) -> Iterator[Finding]:
         yield _keyword_finding(u, kw, line, sig, version, where, base)
     if u.device and (why := _device_rejected(api, u.device[0])):
         dev, line = u.device
+        how = (f" — {dev!r} through {u.device_from}" if u.device_from else "")
+        when = (f" — when {u.device_when}, which the doctor cannot decide before the job "
+                "runs" if u.device_when else "")
         yield Finding(
-            f"{u.file}:{line} {u.text}: torch {version} rejects autocast device_type "
+            f"{u.file}:{u.line} {u.text}: torch {version} rejects autocast device_type "
             f"{dev!r} ({why})" + (": ROCm builds of torch use 'cuda'" if dev == "hip" else "")
-            + f" ({where})",
+            + f" ({where}){how}{when}",
             location=Location(u.file, line),
+            severity=Severity.WARNING if u.device_when else None,
             fix='Use torch.autocast("cuda", ...): on ROCm the HIP device is torch\'s "cuda".'
                 if dev == "hip" else "Use a device type this torch supports (cuda, cpu, ...).",
             data=dict(base, rule="device-type", function=CANONICAL["autocast"],
-                      device_type=dev, error=why),
+                      device_type=dev, error=why,
+                      **({"through": u.device_from} if u.device_from else {}),
+                      **({"unseen": [f"when {u.device_when}"]} if u.device_when else {})),
             edits=_hip_to_cuda(job, u.file, line) if dev == "hip" else ())
 
 

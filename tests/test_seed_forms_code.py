@@ -308,3 +308,45 @@ def test_seed004_shm_counts_the_codes_workers(tmp_path):
     f = next(f for f in res["findings"] if "in-flight batches" in f["message"])
     assert f["location"] == {"path": "engine/train.py", "line": 9}
     assert "x 32 in-flight batches" in f["message"]   # 16 workers x prefetch 2
+
+
+# ---- seed 002: autocast's device type on LUMI (ROCm torch uses "cuda") -------------------
+AMP = """import torch
+
+%s
+
+
+def step(model, x):
+    with torch.autocast(AMP_DEVICE, dtype=torch.bfloat16):
+        return model(x)
+"""
+
+
+@pytest.mark.parametrize("binding,severity,line", [
+    ('AMP_DEVICE = "hip"', "error", 3),
+    ('AMP_DEVICE = "hip" if torch.version.hip else "cuda"', "warning", 3),
+    ('AMP_DEVICE = "cuda"', None, None),
+    ('AMP_DEVICE = "cuda" if torch.cuda.is_available() else "cpu"', None, None),
+])
+def test_seed002_autocast_device_through_a_module_constant(tmp_path, binding, severity, line):
+    repo = make_repo(tmp_path, {"train.py": AMP % binding,
+                                "job.sbatch": SBATCH + "srun python train.py\n"})
+    code, res, _ = run_check(repo, "torch-api-mismatch", "--torch-version", "2.4")
+    if severity is None:
+        assert res["status"] == "pass" and code == 0, res
+        return
+    assert res["severity"] == severity and code == (1 if severity == "error" else 0), res
+    (f,) = res["findings"]
+    assert f["location"] == {"path": "train.py", "line": line}
+    assert f["data"]["device_type"] == "hip" and f["data"]["through"].startswith("AMP_DEVICE")
+    assert f["message"].startswith("train.py:7 torch.autocast(AMP_DEVICE")
+    if severity == "warning":
+        assert "when torch.version.hip is true" in f["message"]
+
+
+def test_a_rebound_device_name_is_not_followed(tmp_path):
+    src = AMP % 'AMP_DEVICE = "hip"' + "\n\ndef cpu():\n    global AMP_DEVICE\n" \
+                                       "    AMP_DEVICE = 'cpu'\n"
+    repo = make_repo(tmp_path, {"train.py": src, "job.sbatch": SBATCH + "srun python train.py\n"})
+    code, res, _ = run_check(repo, "torch-api-mismatch", "--torch-version", "2.4")
+    assert res["status"] == "pass", res
