@@ -6,7 +6,7 @@ import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.code import CodeValue, CompileCall, code_settings
+from doctor.job.code import CodeValue, CompileCall, code_settings, step_argv
 from doctor.job.context import Job
 
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
@@ -46,7 +46,10 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     Finds `compile: true`, a compile mode string, or `compile: {mode: ...}`
     in the configs, and `torch.compile(...)` calls (or `@torch.compile`) in
     the repo's code, read without importing it; a call under an `if` may not
-    run, so its findings are at most warnings that name the condition.
+    run, so its findings are at most warnings that name the condition. A
+    condition the doctor can decide from the job's configs, command line or
+    environment (`if mode not in ("none", "false")` with `compile: "none"`,
+    `if args.compile` without `--compile`) leaves out a call that never runs.
     Statically: fork-started DataLoader workers (num_workers > 0 with no
     `multiprocessing_context: spawn|forkserver`) in the same config, or in a
     DataLoader(...) call in the code for a compile call; a training loader with
@@ -81,7 +84,8 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     """
     found = [(cfg, kp, m, *s) for cfg in job.configs for kp, m in cfg.mappings()
              if (s := compile_setting(m))]
-    code = code_settings(job, job.job_env(job.scripts[0] if job.scripts else None).plain())
+    script = job.scripts[0] if job.scripts else None
+    code = code_settings(job, job.job_env(script).plain(), step_argv(job, script))
     if not found and not code.compiles:
         raise Skip("no config or torch.compile call in the code turns torch.compile on")
     places = [_config_place(job, *f) for f in found] + \

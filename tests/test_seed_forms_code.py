@@ -350,3 +350,49 @@ def test_a_rebound_device_name_is_not_followed(tmp_path):
     repo = make_repo(tmp_path, {"train.py": src, "job.sbatch": SBATCH + "srun python train.py\n"})
     code, res, _ = run_check(repo, "torch-api-mismatch", "--torch-version", "2.4")
     assert res["status"] == "pass", res
+
+
+# ---- seed 003: torch.compile turned off in the config ------------------------------------
+COMPILE = """import argparse
+
+import torch
+import yaml
+from torch.utils.data import DataLoader
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--config", default="configs/train.yaml")
+    p.add_argument("--compile", action="store_true")
+    args = p.parse_args()
+    with open(args.config) as f:
+        cfg = yaml.safe_load(f)
+    model = torch.nn.Linear(2, 2)
+    compile_mode = cfg["training"]["compile"]
+    if %s:
+        model = torch.compile(model)
+    loader = DataLoader(list(range(8)), batch_size=2, num_workers=4)
+    return model, loader
+"""
+
+
+@pytest.mark.parametrize("test,mode,args,compiled", [
+    ('compile_mode not in ("none", "false", False, None)', "none", "", False),
+    ('compile_mode not in ("none", "false", False, None)', "reduce-overhead", "", True),
+    ("compile_mode != 'none' and args.compile", "reduce-overhead", "", False),
+    ("compile_mode != 'none' and args.compile", "reduce-overhead", " --compile", True),
+])
+def test_seed003_compile_under_a_condition_the_config_decides(tmp_path, test, mode, args,
+                                                               compiled):
+    repo = make_repo(tmp_path, {
+        "train.py": COMPILE % test,
+        "configs/train.yaml": f'training:\n  compile: "{mode}"\n',
+        "job.sbatch": SBATCH + f"srun python train.py --config configs/train.yaml{args}\n"})
+    code, res, _ = run_check(repo, "torch-compile-risk")
+    if not compiled:   # the config may still say compile (a pass), the code never runs it
+        assert res["status"] in ("skip", "pass") and code == 0, res
+        return
+    # the fork rule next to a compile the config turns on: a warning naming the condition
+    assert res["status"] == "fail" and res["severity"] == "warning", res
+    f = next(f for f in res["findings"] if f["data"].get("code") == "train.py")
+    assert f["data"]["rule"] == "fork-workers" and f["location"]["line"] == 19

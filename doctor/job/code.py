@@ -535,10 +535,15 @@ class _Module:
             self._pg_init(call, scope)
         elif fn == "torch.compile":
             ev = _Eval(self, scope, None)
+            decided = [ev.decide(test) if test is not None else None for test, _ in conds]
+            if any(d is not None and d != truth for d, (_, truth) in zip(decided, conds)):
+                return   # under `if mode not in ("none", ...)` with compile: "none"
             kw = {k.arg: ev.value(k.value) for k in call.keywords if k.arg}
+            # a condition decided true through a link the doctor assumes (a config key
+            # the code reads) still leaves the call conditional: its findings warn
             self.out["compiles"].append(CompileCall(
                 self.rel, call.lineno, ast.unparse(call), kw.get("mode"), kw.get("backend"),
-                kw.get("fullgraph"), bool(conds)))
+                kw.get("fullgraph"), any(d is None for d in decided) or ev.unsure))
 
     def _is_loader(self, func: ast.AST) -> bool:
         name = dotted(func)
@@ -598,6 +603,7 @@ class _Eval:
     def __init__(self, module: _Module, scope: _Scope, workers: Optional[ast.expr]):
         self.m, self.scope = module, scope
         self.workers = ast.dump(workers) if workers is not None else None
+        self.unsure = False   # decide() used a value whose whole path is not shown
 
     def _cv(self, node: ast.AST, kind: str, **kw: Any) -> CodeValue:
         return CodeValue(kind, file=self.m.rel, line=getattr(node, "lineno", 0),
@@ -842,6 +848,44 @@ class _Eval:
         pos, neg = (node.body, node.orelse) if sign > 0 else (node.orelse, node.body)
         return self._cv(node, "guarded", workers=_pick(self.value(pos, depth + 1), True),
                         zero=_pick(self.value(neg, depth + 1), False))
+
+    def decide(self, test: ast.expr) -> Optional[bool]:
+        """The truth of a condition whose values the doctor follows (`mode not in
+        ("none", "false")`, `cfg.compile`, `not x`, and/or of them); None: undecided."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.decide(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self.decide(v) for v in test.values]
+            stop = isinstance(test.op, ast.Or)   # the value that decides the whole
+            if stop in parts:
+                return stop
+            return None if None in parts else not stop
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left = self.value(test.left)
+            if not left.known or left.kind == "guarded":
+                return None
+            self.unsure |= not left.complete
+            op, right = test.ops[0], test.comparators[0]
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple,
+                                                                           ast.List, ast.Set)):
+                if not all(isinstance(e, ast.Constant) for e in right.elts):
+                    return None
+                inside = any(left.value == e.value and type(left.value) is type(e.value)
+                             for e in right.elts)
+                return inside if isinstance(op, ast.In) else not inside
+            if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and \
+                    isinstance(right, ast.Constant):
+                same = left.value == right.value and type(left.value) is type(right.value)
+                return same if isinstance(op, (ast.Eq, ast.Is)) else not same
+            return None
+        if isinstance(test, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            got = self.value(test)
+            if got.known and got.kind != "guarded" and \
+                    isinstance(got.value, (bool, int, float, str, type(None))):
+                self.unsure |= not got.complete
+                return bool(got.value)
+        return None
 
     def _is_workers(self, node: ast.AST) -> bool:
         name = dotted(node).rsplit(".", 1)[-1].lower()
