@@ -869,10 +869,10 @@ class _Eval:
             op, right = test.ops[0], test.comparators[0]
             if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple,
                                                                            ast.List, ast.Set)):
-                if not all(isinstance(e, ast.Constant) for e in right.elts):
+                consts = [e.value for e in right.elts if isinstance(e, ast.Constant)]
+                if len(consts) != len(right.elts):
                     return None
-                inside = any(left.value == e.value and type(left.value) is type(e.value)
-                             for e in right.elts)
+                inside = any(left.value == c and type(left.value) is type(c) for c in consts)
                 return inside if isinstance(op, ast.In) else not inside
             if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and \
                     isinstance(right, ast.Constant):
