@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import os
-import re
+from pathlib import Path
 from typing import Iterator
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
+from doctor.job.made import script_writes, producer
 from doctor.job.stepconfigs import step_configs
 
 
@@ -22,9 +23,13 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     submit directory, `--chdir` or `cd`), Hydra's `--config-path` relative to the entry
     script. A file that an earlier command of the job writes (`cp`, `>`, `tee`, `mv`)
     is not reported, nor a `--config` value that is not a file name (a preset such as
-    `llama3_debugmodel`). A path outside the repo, or a relative one when the job `cd`s
-    outside the repo, is only judged where its directory is visible (not in the CI
-    gate, not on a machine without the cluster's /scratch), and then as a warning.
+    `llama3_debugmodel`). A file the job makes otherwise is a warning that names the
+    producer (doctor/job/made.py): an earlier step of the script that writes into its
+    directory, the job this one waits for (`--dependency`), or a run, when the file is
+    under an output or checkpoint directory that git ignores. A path outside the repo,
+    or a relative one when the job `cd`s outside the repo, is only judged where its
+    directory is visible (not in the CI gate, not on a machine without the cluster's
+    /scratch), and then as a warning.
 
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
@@ -43,20 +48,26 @@ def config_not_found(job: Job) -> Iterator[Finding]:
         named += len(sc.configs) + len(sc.missing)
         step = job.step(script)
         for written, rel, line in sc.missing:
-            if _written_by_job(step, written) or not written.endswith(CONFIG_SUFFIXES):
+            if not written.endswith(CONFIG_SUFFIXES) or script_writes(step, written):
                 continue   # `--config llama3_debugmodel` names a preset, not a file
             outside = os.path.isabs(written) and not written.startswith(str(job.repo)) \
                 or _runs_outside(job, step)
             base = written if os.path.isabs(written) else os.path.join(step.cwd or "", written)
             if outside and (job.static or not os.path.isdir(os.path.dirname(base))):
                 continue   # its directory is not visible here (the cluster's /scratch)
+            path = Path(os.path.normpath(base if os.path.isabs(base) else job.repo / base))
+            made = producer(job, script, step, written, path)
             yield Finding(
                 f"{rel}:{line} runs {step.entry} with the config {written}, which does not "
-                f"exist (looked in {_where(job, step)})",
+                f"exist (looked in {_where(job, step)})" + (
+                    f"; {made} makes it before this step, if that goes well"
+                    if made else ""),
                 location=Location(rel, line),
-                fix="Point the script at the config's real path, or add the file.",
-                data={"config": written, "script": script.rel, "entry": step.entry},
-                severity=Severity.WARNING if outside else None)
+                fix="Point the script at the config's real path, or add the file." if not made
+                else "Check that the producer writes it at this path before the job runs.",
+                data={"config": written, "script": script.rel, "entry": step.entry,
+                      "producer": made},
+                severity=Severity.WARNING if outside or made else None)
     if not named:
         raise Skip("no job script names a config on its command line")
 
@@ -69,16 +80,6 @@ def _runs_outside(job: Job, step) -> bool:
     config is looked up there, which the doctor cannot see from here."""
     cwd = step.cwd
     return bool(cwd) and os.path.isabs(cwd) and not (cwd + "/").startswith(str(job.repo) + "/")
-
-
-def _written_by_job(step, written: str) -> bool:
-    """An earlier command of the job creates the file (cp/mv/ln/tee/touch/a redirect)."""
-    name = re.escape(os.path.basename(written))
-    for s in step.scripts:
-        if re.search(rf"(>>?|\b(cp|mv|ln|tee|touch|install|rsync|wget|curl)\b[^\n]*)\s*"
-                     rf"\S*{name}\b", s.text):
-            return True
-    return False
 
 
 def _where(job: Job, step) -> str:

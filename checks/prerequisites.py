@@ -1,6 +1,7 @@
 """A file the job reads before it starts is missing (prerequisite-missing)."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 from dataclasses import dataclass
@@ -11,7 +12,8 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Severity, Skip, check
 from doctor.job.configs import Unknown, keypath
 from doctor.job.context import Job
-from doctor.job.loads import Cand, CodeLoads
+from doctor.job.loads import Cand, CodeLoads, _dotted
+from doctor.job.made import producer, script_writes
 from doctor.job.stepconfigs import step_configs
 from doctor.probes.mounts import with_deadline
 
@@ -65,8 +67,13 @@ def prerequisite_missing(job: Job) -> Iterator[Finding]:
     exists here (an absolute path's first component, such as a mounted /scratch; for a
     relative one, its first directory under the working directory), and never in a
     node-local directory (`site.local_paths`, default /tmp, /var/tmp, /dev/shm). A file
-    the job script makes, the code writes itself, or reads only after checking that it
-    exists with nothing computed instead, is not a prerequisite.
+    the job makes is not a prerequisite: one the job script makes (`cp`, `>`, `mkdir -p`
+    …), the code writes itself or creates as a directory (`os.makedirs`,
+    `Path.mkdir(parents=True)`), an earlier step of the script writes into, the job this
+    one waits for (`--dependency`) makes, or a run writes under a git-ignored output or
+    checkpoint directory (doctor/job/made.py): it is skipped, with its producer named
+    in `facts.prerequisites`; nor one the code reads only after checking that it exists
+    with nothing computed instead.
 
     It is an error when the code around the read falls back to computing the file's
     content instead (`if os.path.exists(p): load else: compute`, `try: load except
@@ -130,9 +137,10 @@ def _judge(job: Job, code: CodeLoads, cand: Cand, ctxs: dict, judged: list,
     missing: list = []
     for ctx in ctxs.values():
         path, top, why = _resolve(cand, ctx)
-        why = why or _unjudgeable(job, ctx, path, top) or _made_by_job(job, code, cand, ctx)
-        if why:
-            return skip(why)
+        why = why or _unjudgeable(job, ctx, path, top)
+        made = _made_by_job(job, code, cand, ctx, path) if not why else ""
+        if why or made:
+            return skip(why or f"made by the job: {made}")
         ok, exists = with_deadline(partial(os.path.exists, path))
         if not ok:
             return skip(str(exists))
@@ -230,21 +238,61 @@ def _unjudgeable(job: Job, ctx: Ctx, path: Path, top: Path) -> str:
     return ""
 
 
-def _made_by_job(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx) -> str:
-    """The job script makes the file, or runs the repo's producer of it; the code that
-    reads it also writes it (made on the first run: a resume or cache file)."""
+def _made_by_job(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) -> str:
+    """Who makes the file before the step reads it ("" when no one the doctor sees): the
+    code that reads it also writes it (made on the first run: a resume or cache file);
+    the code creates the directory (`os.makedirs`, `Path.mkdir`); the job script makes it
+    or runs the repo's producer of it; an earlier step, the job this one waits for, or
+    a run into a git-ignored output directory (doctor/job/made.py)."""
     name = os.path.basename(cand.written.rstrip("/"))
     producers = code.writers.get(name, [])
     if cand.module and any(p[0] == cand.module for p in producers):
         return f"the module that reads it ({cand.module}) also writes it"
-    step = job.step(next((s for s in job.scripts if s.rel == ctx.script), None))
+    made = _code_makes_dir(code, cand)
+    if made:
+        return made
+    script = next((s for s in job.scripts if s.rel == ctx.script), None)
+    step = job.step(script)
+    made = script_writes(step, cand.written) or ""
+    if made:
+        return made
     for s in step.scripts:
-        if re.search(rf"(>>?|\b(cp|mv|ln|tee|touch|install|rsync|wget|curl|tar)\b[^\n]*)"
-                     rf"\s*\S*{re.escape(name)}\b", s.text):
-            return f"{s.rel} makes it"
         for rel, _line in producers:
             if os.path.basename(rel) in s.text:
                 return f"{s.rel} runs its producer {rel}"
+    return producer(job, script, step, cand.written, path) or ""
+
+
+MKDIRS = {"os.makedirs", "makedirs", "os.mkdir"}
+
+
+def _code_makes_dir(code: CodeLoads, cand: Cand) -> str:
+    """Where the code creates the candidate directory (`os.makedirs(cfg.features_dir)`,
+    `out = Path(cfg["features_dir"]); out.mkdir(parents=True)`): the call names the
+    config key of the candidate, or the same constant path; "" when none does."""
+    m = re.match(r"config key (\S+) in ", cand.source)
+    key = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(1))[-1] if m else None
+    for call, fn, rel in code.calls:
+        if _dotted(call.func) in MKDIRS:
+            arg: Optional[ast.AST] = call.args[0] if call.args else None
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "mkdir":
+            arg = call.func.value
+        else:
+            continue
+        if arg is None:
+            continue
+        exprs = [arg]
+        if isinstance(arg, ast.Name):   # one assignment back, in the function or module
+            bound = (fn.assigns if fn is not None else code.mod_assigns.get(rel, {}))
+            if bound.get(arg.id) is not None:
+                exprs.append(bound[arg.id])
+        for e in exprs:
+            text = ast.unparse(e)
+            consts = [n.value for n in ast.walk(e) if isinstance(n, ast.Constant)
+                      and isinstance(n.value, str)]
+            if (key and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text)) \
+                    or os.path.normpath(cand.written) in {os.path.normpath(c) for c in consts if c}:
+                return f"the code creates it ({rel}:{call.lineno}: `{text[:60]}`)"
     return ""
 
 
