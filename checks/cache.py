@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import time
@@ -13,6 +14,7 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.context import Job
+from doctor.job.hydra import resolve_oc_env
 from doctor.job.loaders import loader_workers
 from doctor.scanners.cachescan import ScanResult, scan, tty_progress
 
@@ -40,9 +42,63 @@ def is_cache_key(key: Any) -> bool:
     return k in CACHE_KEYS or k.endswith(CACHE_SUFFIXES)
 
 
+def _envs(job: Job) -> list:
+    """(script, a lookup of its job environment's resolved values) per job script."""
+    out = []
+    for script in job.scripts or [None]:
+        env = job.job_env(script)
+        out.append((script, lambda n, env=env: env[n].value if n in env and env[n].resolved
+                    else None))
+    return out
+
+
+def _cli_caches(job: Job) -> Iterator[CachePath]:
+    """Cache paths the job's command line names: `--latent-cache-dir DIR` (a flag whose
+    name, dashes as underscores, is a cache key by the config rule)."""
+    for script in job.scripts:
+        step = job.step(script)
+        if step.entry is None:
+            continue
+        env = job.job_env(script)
+        args = [str(a) for a in step.args]
+        for i, a in enumerate(args):
+            flag, eq, value = a.partition("=")
+            if not flag.startswith("--") or not is_cache_key(flag[2:].replace("-", "_")):
+                continue
+            if not eq:
+                if i + 1 >= len(args) or args[i + 1].startswith("-"):
+                    continue
+                value = args[i + 1]
+            text = _shell_vars(value, env)
+            if text:
+                p = Path(os.path.expanduser(text))
+                yield CachePath(p if p.is_absolute() else job.repo / p,
+                                f"{step.where} ({flag})", Location(script.rel, step.line))
+
+
+def _shell_vars(text: str, env: Any) -> Optional[str]:
+    """$VAR / ${VAR} replaced by the job's resolved values; None when one is not known."""
+    missing = False
+
+    def repl(m: "re.Match") -> str:
+        nonlocal missing
+        name = m.group(1) or m.group(2)
+        v = env.get(name)
+        if v is None or not v.resolved:
+            missing = True
+            return ""
+        return str(v.value)
+
+    out = re.sub(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)", repl, text)
+    return None if missing or "$" in out else out
+
+
 def cache_paths(job: Job) -> list:
-    """--cache and settings `caches:` first, then every cache path named in the configs."""
+    """--cache and settings `caches:` first, then every cache path named in the configs
+    (`${oc.env:VAR,default}` through each job script's environment) and on the job's
+    command line."""
     out = [CachePath(Path(p), "--cache / settings caches:") for p in job.caches]
+    envs: Optional[list] = None
     for cfg in job.configs:
         for path, mapping in cfg.mappings():
             for key, value in mapping.items():
@@ -51,11 +107,18 @@ def cache_paths(job: Job) -> list:
                 line = mapping.line_of(key) if isinstance(mapping, LineDict) else None
                 where = f"{cfg.rel}:{line} ({keypath(path + (key,))})" if line else cfg.rel
                 for v in value if isinstance(value, list) else [value]:
-                    if not isinstance(v, str) or not v.strip() or is_unresolved(v):
+                    if not isinstance(v, str) or not v.strip():
                         continue
-                    p = Path(os.path.expanduser(v.strip()))
-                    out.append(CachePath(p if p.is_absolute() else job.repo / p, where,
-                                         cfg.location(mapping, key)))
+                    texts = [v]
+                    if is_unresolved(v):
+                        envs = envs if envs is not None else _envs(job)
+                        texts = [t for _, look in envs
+                                 if (t := resolve_oc_env(v, look)) is not None]
+                    for t in dict.fromkeys(texts):
+                        p = Path(os.path.expanduser(t.strip()))
+                        out.append(CachePath(p if p.is_absolute() else job.repo / p, where,
+                                             cfg.location(mapping, key)))
+    out += list(_cli_caches(job))
     seen: set = set()
     unique = []
     for c in out:
@@ -107,8 +170,11 @@ def cuda_tensor_in_shared_cache(job: Job, *, timeout_s: float = 60.0, max_findin
     names a cache when it is `cache_dir`, `cache_path`, `cache_root`, `cache_file`,
     `cache_dirs` or `cache_paths`, or ends in `_cache_dir`, `_cache_path`, `_cache_root`
     or `_cache_file` (any depth, any case; a string or a list of strings; relative paths
-    are taken from the repo root; `${...}` values that are only resolved at run time
-    are left out). Files are recognised by content (a zip with a `<name>/data.pkl`
+    are taken from the repo root; `${oc.env:VAR,default}` is read through each job
+    script's environment, other `${...}` values that are only resolved at run time
+    are left out), and the job's command line (`--latent-cache-dir DIR`: a flag whose
+    name, dashes as underscores, is such a key; `$VAR` through the script's
+    environment). Files are recognised by content (a zip with a `<name>/data.pkl`
     record, or the legacy format's magic number), whatever their extension.
 
     Only each file's pickle is read, never the tensor bytes, and never executed: every

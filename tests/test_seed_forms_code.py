@@ -396,3 +396,43 @@ def test_seed003_compile_under_a_condition_the_config_decides(tmp_path, test, mo
     assert res["status"] == "fail" and res["severity"] == "warning", res
     f = next(f for f in res["findings"] if f["data"].get("code") == "train.py")
     assert f["data"]["rule"] == "fork-workers" and f["location"]["line"] == 19
+
+
+# ---- seed 001: a latent cache named through ${oc.env:...} or on the command line -------
+MAKE_CUDA_CACHE = r'''
+import sys, torch
+torch.serialization.register_package(1, lambda obj: "cuda:0", lambda obj, loc: obj)
+torch.save({"z": torch.ones(4)}, sys.argv[1] + "/0000.pt")
+'''
+
+
+@pytest.fixture(scope="module")
+def latents(tmp_path_factory) -> Path:
+    cache = tmp_path_factory.mktemp("latents")
+    subprocess.run([sys.executable, "-c", MAKE_CUDA_CACHE, str(cache)], check=True,
+                   timeout=120)
+    return cache
+
+
+@pytest.mark.parametrize("config,script", [
+    ("data:\n  latent_cache_dir: ${oc.env:LATENT_CACHE,/nonexistent/latents}\n",
+     "export LATENT_CACHE={cache}\nsrun python train.py --config configs/train.yaml\n"),
+    ("data:\n  latent_cache_dir: ${oc.env:LATENT_CACHE,{cache}}\n",
+     "srun python train.py --config configs/train.yaml\n"),
+    ("data:\n  batch_size: 2\n",
+     "CACHE={cache}\nsrun python train.py --config configs/train.yaml "
+     "--latent-cache-dir $CACHE\n"),
+])
+def test_seed001_cache_paths_from_oc_env_and_the_command_line(tmp_path, latents, config,
+                                                              script):
+    cache = latents
+    repo = make_repo(tmp_path / "repo", {
+        "train.py": "print('train')\n",
+        "configs/train.yaml": config.replace("{cache}", str(cache)),
+        "job.sbatch": SBATCH + script.replace("{cache}", str(cache))})
+    code, doc = run_json("--no-smoke", "--only", "cuda-tensor-in-shared-cache", "--repo",
+                         str(repo), "--sbatch", str(repo / "job.sbatch"))
+    res = result_of(doc, "cuda-tensor-in-shared-cache")
+    assert code == 1 and res["status"] == "fail", res
+    assert res["findings"][0]["data"]["devices"] == ["cuda:0"]
+    assert doc["facts"]["cache_scan"]["roots"] == [str(cache)]

@@ -303,3 +303,30 @@ def _package_header(text: str) -> Optional[str]:
     return None
 
 
+
+
+# ---- ${oc.env:VAR,default} ---------------------------------------------------------------
+_OC_ENV = re.compile(r"\$\{(?:oc\.env|env):\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:,([^}]*))?\}")
+
+
+def resolve_oc_env(text: str, lookup: Callable[[str], Optional[str]]) -> Optional[str]:
+    """The string OmegaConf makes of `text`'s `${oc.env:VAR}` / `${oc.env:VAR,default}`
+    (and the legacy `${env:...}`), with VAR read through `lookup` (None: not set in the
+    job's environment). None when a variable is unset with no default, or when any other
+    interpolation is left (it is resolved only when the job runs)."""
+    missing = False
+
+    def repl(m: re.Match) -> str:
+        nonlocal missing
+        value = lookup(m.group(1))
+        if value is not None:
+            return value
+        if m.group(2) is None:
+            missing = True
+            return ""
+        default = m.group(2).strip()
+        return default[1:-1] if len(default) > 1 and default[0] == default[-1] and \
+            default[0] in "'\"" else default
+
+    out = _OC_ENV.sub(repl, text)
+    return None if missing or "${" in out else out
