@@ -30,6 +30,11 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
     Singularity/Apptainer, which bindings are missing. On a login node outside
     an allocation it skips and says how to probe the compute nodes.
 
+    An empty visibility variable is an error in a job that asks for GPUs; in one that
+    asks for none it hides what the job does not use (a CPU preprocessing job), unless
+    the nodes of its partition have GPUs (the site profile, or live Slurm of the job's
+    cluster): then a warning.
+
     ## Why it matters
     A job that sees no GPU fails with "No HIP GPUs available" / "No CUDA GPUs are
     available" after its queue wait, or worse, silently trains on CPU or on one GPU
@@ -174,20 +179,23 @@ def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding
     envs = [(None, job.job_env(None))] if job.in_job else \
         [(s, job.job_env(s)) for s in job.scripts]
     seen: set = set()
-    for _script, env in envs:
+    for script, env in envs:
         def own(name: str, env=env) -> bool:  # on a login node: only what the script sets
             v = env.get(name)
             return v is not None and (job.in_job or v.source == "sbatch")
 
         vals = {n: env[n] for n in VISIBILITY if own(n)}
+        asks = _asks_gpus(job, script)
         for name, v in vals.items():
-            if v.value.strip() == "" and (name, v.line) not in seen:
+            if v.value.strip() == "" and (name, v.line) not in seen and asks is not False:
                 seen.add((name, v.line))
                 yield Finding(
                     f"{name} is set to an empty string ({v.where()}): that hides every GPU "
-                    "(and a HIP build of torch still counts it as one device)",
+                    "(and a HIP build of torch still counts it as one device)" + (
+                        "" if asks else f"; the job requests no GPU, but {asks_why(script)}"),
                     location=env_location(v), fix=f"Unset {name}, or list the devices.",
-                    commands=(f"unset {name}",), data=data)
+                    commands=(f"unset {name}",), data=data,
+                    severity=None if asks else Severity.WARNING)
         rocr, hip, cuda = (vals.get(n) for n in VISIBILITY[:3])
         if backend != "cuda" and rocr is not None and hip is not None \
                 and rocr.value.strip() and hip.value.strip():
@@ -212,6 +220,27 @@ def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding
                 "which one wins depends on the HIP and torch versions",
                 location=env_location(cuda), fix="Set one of them (on ROCm: ROCR_VISIBLE_DEVICES).",
                 commands=("unset CUDA_VISIBLE_DEVICES",), data=data)
+
+
+def _asks_gpus(job: Job, script) -> Optional[bool]:
+    """True: the job asks for GPUs (inside a job: Slurm gave it some). False: it asks for
+    none and nothing gives its nodes GPUs anyway (a CPU job: hiding GPUs is what it
+    means). None: it asks for none, but its partition's nodes have GPUs."""
+    if script is None:
+        expected, _, _ = expected_gpus(job)
+        return bool(expected)
+    got = script.gpus_per_node()
+    if got and got[0] > 0:
+        return True
+    from doctor.job.cluster import partition_gpus
+
+    return None if (partition_gpus(job, script) or 0) > 0 else False
+
+
+def asks_why(script) -> str:
+    d = script.get("partition")
+    return (f"the nodes of its partition {d.value if d else '(the default one)'} have GPUs, "
+            "which the site may give it without a request")
 
 
 def _why_not_visible(job: Job, build: dict, devices: dict, backend: str, visible: int) -> tuple:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.job.cluster import partition_gpus
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
 from doctor.job.shell import unquote
@@ -153,8 +154,13 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     `--gres=gpu:N`, `--gpus`); a DataLoader's `num_workers` should fit in the
     CPUs of one rank (`--cpus-per-task` ÷ processes per task). A launcher that
     starts several ranks per node with no GPU requested, or more ranks than GPUs,
-    is a warning. When the script names no config and the one config is compared
-    as the only candidate, findings are warnings (the link is not shown).
+    is a warning. No GPU advice for CPU work: ranks counted from the CPUs
+    (`--nproc_per_node=$SLURM_CPUS_PER_TASK`, `$(nproc)`), a partition whose nodes have no
+    GPUs (site profile, or live Slurm of the job's cluster), or `accelerator: cpu`; and a
+    `--gpus-per-node=N` is proposed only from a rank count written as a number or a GPU
+    variable, that the partition's nodes can give. When the script names no config and
+    the one config is compared as the only candidate, findings are warnings (the link is
+    not shown).
 
     ## Why it matters
     Lightning raises `You set devices=4 in Lightning, but the number of tasks
@@ -172,9 +178,9 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     unsafe because the config may be the side that is wrong.
     """
     todo = pairs(job)
-    found = [v for s in job.scripts for v in launcher_rules(job.step(s))]
+    found = [v for s in job.scripts for v in launcher_rules(job, job.step(s))]
     for pair in todo:
-        found += config_rules(pair)
+        found += config_rules(pair, partition_gpus(job, pair.script))
     if not todo and not found:
         raise Skip("no job script with a training config to compare (pass --sbatch and "
                    "--config), and no launcher that starts several ranks per node")
@@ -240,8 +246,10 @@ class Mismatch:
     severity: Optional[Severity] = None
 
 
-def launcher_rules(step: Any) -> list:
-    """torchrun/accelerate start several ranks per node: each needs a GPU."""
+def launcher_rules(job: Job, step: Any) -> list:
+    """torchrun/accelerate start several ranks per node: each needs a GPU, when they are
+    GPU ranks. Ranks counted from the CPUs (`--nproc_per_node=$SLURM_CPUS_PER_TASK`) or
+    on a partition without GPUs are CPU workers (a preprocessing job): no GPU advice."""
     procs, gpus, ranks = step.procs_per_task, step.gpus_per_node, step.ranks_per_node
     if not step.is_training or procs.source == "default" or not procs.value \
             or procs.value < 2 or "default --nproc" in procs.source:
@@ -250,12 +258,21 @@ def launcher_rules(step: Any) -> list:
     data = {"script": step.script.rel, "ranks_per_node": ranks.value,
             "gpus_per_node": gpus.value, "rule": "launcher_gpus"}
     if gpus.value is None:
+        node_gpus = partition_gpus(job, step.batch or step.script)
+        counted = count_origin(step)
+        if node_gpus == 0 or counted == "cpu":
+            return []
+        # the proposal is one GPU per rank: only from a count that is one (written as a
+        # number, or from a GPU variable) and that a node can give
+        sure = counted in ("literal", "gpu") and ranks.value is not None and \
+            (node_gpus is None or ranks.value <= node_gpus)
         return [Mismatch(
             "launcher_gpus", f"{step.where} starts {ranks.value} ranks per node ({procs.source}) "
             "but the job requests no GPU (--gpus-per-node, --gres=gpu:N or --gpus); whether "
             "the node's GPUs are visible anyway is the site's policy", loc,
-            f"Request them: `#SBATCH --gpus-per-node={ranks.value}`.", data,
-            (f"#SBATCH --gpus-per-node={ranks.value}",), Severity.WARNING)]
+            f"Request them: `#SBATCH --gpus-per-node={ranks.value}`." if sure else
+            "If the ranks use GPUs, request one per rank (`#SBATCH --gpus-per-node=N`).", data,
+            (f"#SBATCH --gpus-per-node={ranks.value}",) if sure else (), Severity.WARNING)]
     if ranks.value and gpus.value < ranks.value:
         return [Mismatch(
             "launcher_gpus", f"{step.where} starts {ranks.value} ranks per node "
@@ -266,12 +283,58 @@ def launcher_rules(step: Any) -> list:
     return []
 
 
-def config_rules(pair: Pair) -> list:
-    """Lightning's own SLURM validation, and workers against CPUs, for one step/config."""
+_COUNT_OPTIONS = ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num_processes",
+                  "--num-processes")
+_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)|\$\(\s*(\w+)")
+
+
+def count_origin(step: Any) -> str:
+    """Where the launcher's rank count comes from, as written: "literal" (a number),
+    "gpu" or "cpu" (a variable or command naming GPUs or CPUs: SLURM_GPUS_ON_NODE,
+    $SLURM_CPUS_PER_TASK, $(nproc), followed through the script's assignments), else
+    "unknown"."""
+    launcher = next((x for x in step.chain if x.kind in ("torchrun", "accelerate", "deepspeed")),
+                    None)
+    if launcher is None:
+        return "unknown"
+    scripts = [s for s in step.scripts if s.rel == launcher.path]
+    cmd = next((c for s in scripts for c in s.commands if c.line == launcher.line), None)
+    raw = None
+    words = [unquote(w) for w in cmd.words] if cmd else []
+    for i, w in enumerate(words):
+        key, eq, value = w.partition("=")
+        if key in _COUNT_OPTIONS:
+            raw = value if eq else (words[i + 1] if i + 1 < len(words) else None)
+    if raw is None:
+        return "unknown"
+    text = "\n".join(s.text for s in step.scripts)
+    seen: set = set()
+    todo = [raw]
+    while todo and len(seen) < 8:
+        word = todo.pop()
+        if word.strip().strip("'\"").isdigit():
+            return "literal"
+        if re.search(r"gpu", word, re.I):
+            return "gpu"
+        if re.search(r"cpu", word, re.I) or re.search(r"(\$\(|`)\s*nproc\b", word):
+            return "cpu"
+        for m in _VAR.finditer(word):
+            name = m.group(1) or m.group(2)
+            if name in seen:
+                continue
+            seen.add(name)
+            todo += re.findall(r"^\s*(?:export\s+)?" + re.escape(name) + r"=(.*)$", text,
+                               re.M)
+    return "unknown"
+
+
+def config_rules(pair: Pair, node_gpus: Optional[int] = None) -> list:
+    """Lightning's own SLURM validation, and workers against CPUs, for one step/config.
+    `node_gpus`: the GPUs of the job's partition's nodes, where known (0: a CPU one)."""
     step, cfg = pair.step, pair.config
     out = []
     for _keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
-        out += _trainer(pair, m, dev_key, devices, cfg_nodes)
+        out += _trainer(pair, m, dev_key, devices, cfg_nodes, node_gpus)
     cpr = step.cpus_per_rank
     for _keypath, m in workers_specs(cfg):
         workers = m["num_workers"]
@@ -298,7 +361,7 @@ def config_rules(pair: Pair) -> list:
 
 
 def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
-             cfg_nodes: Optional[int]) -> list:
+             cfg_nodes: Optional[int], node_gpus: Optional[int] = None) -> list:
     step, cfg, script = pair.step, pair.config, pair.script
     nodes = step.nodes.value or 1
     torchrun = step.launcher("torchrun") or step.launcher("accelerate")
@@ -329,6 +392,10 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             loc, f"Set `{what}={devices}` or {dev_key}: {per_node.value}.",
             dict(base, rule="ntasks_per_node", ntasks_per_node=per_node.value),
             (f"#SBATCH --ntasks-per-node={devices}",) if not torchrun else ()))
+    # devices are CPU processes with accelerator: cpu, or on a partition without GPUs:
+    # no GPU count to compare (nor to propose)
+    if str(m.get("accelerator") or "").lower() == "cpu" or (node_gpus == 0 and gpn.value is None):
+        return out
     if gpn.value is None:
         out.append(Mismatch(
             "gpus", f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no GPUs "

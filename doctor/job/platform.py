@@ -6,10 +6,15 @@ first:
 - the torch the job runs: `--torch-version` / settings (`+rocm6.2`, `+cu121`), else
   on a live node the installed build (HIP or CUDA);
 - the node's devices on a live node: /dev/kfd (AMD) or /dev/nvidia* (NVIDIA);
-- the job's step: a container image or `module load` naming ROCm or CUDA, the
-  `--rocm` / `--nv` container flags, the variables only one stack reads
-  (ROCR_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, PYTORCH_HIP_ALLOC_CONF vs
-  nvidia-smi, CUDA_HOME), and last MIOPEN_* variables.
+- the job's step: the container image's own name (a `.sif` file's name, a
+  `docker://`/registry reference, pyxis' `--container-image`, CSCS' `--environment`)
+  or a loaded module naming ROCm or CUDA or known to be one stack's (`rocm`,
+  `cudatoolkit`, LUMI's `singularity-AI-bindings`, ...), the `--rocm` / `--nv`
+  container flags, the variables only one stack reads (ROCR_VISIBLE_DEVICES,
+  HIP_VISIBLE_DEVICES, PYTORCH_HIP_ALLOC_CONF vs nvidia-smi, CUDA_HOME), and last
+  MIOPEN_* variables.
+Only these structured facts count, never a word elsewhere on the line: a bind path
+`-B /scratch/x/cuda-bench` says nothing about the image.
 MIOPEN_* variables alone are weak: scripts copied from a LUMI job into an NVIDIA
 cluster's keep them. Alone they make the platform "maybe ROCm" (checks that run on
 it say at most a warning); against any NVIDIA sign they count for nothing.
@@ -140,24 +145,25 @@ def _step_signs(job: Any, script: Any) -> tuple:
              and env[n].channel != "login"]
     cuda = [f"{n} is set ({env[n].where()})" for n in NVIDIA_VARS if n in env
             and env[n].channel != "login"]
-    if step.container is not None:
-        words = " ".join(step.container.argv)
-        if "--rocm" in step.container.argv or _ROCM_TEXT.search(words):
-            rocm.insert(0, f"the container is a ROCm one ({step.container.path}:"
-                           f"{step.container.line})")
-        if "--nv" in step.container.argv or _NVIDIA_TEXT.search(words):
-            cuda.insert(0, f"the container is an NVIDIA one ({step.container.path}:"
-                           f"{step.container.line})")
+    for launcher, image, flags in _images(step):
+        where = f"{launcher.path}:{launcher.line}"
+        if "--rocm" in flags or (image and _ROCM_TEXT.search(image)):
+            rocm.insert(0, f"the container is a ROCm one ({where}: "
+                           f"{'--rocm' if '--rocm' in flags else image})")
+        if {"--nv", "--nvccli"} & set(flags) or (image and _NVIDIA_TEXT.search(image)):
+            cuda.insert(0, f"the container is an NVIDIA one ({where}: "
+                           f"{'--nv' if '--nv' in flags else image})")
     weak_rocm: list = []
     weak_cuda: list = []
     for s in step.scripts:
         for cmd in s.commands:
             argv = command_argv(cmd.argv) or [""]   # `srun nvidia-smi` runs nvidia-smi
-            text = " ".join(argv)
-            if argv[0] in ("module", "ml") and _ROCM_TEXT.search(text):
-                rocm.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
-            elif argv[0] in ("module", "ml") and _NVIDIA_TEXT.search(text):
-                cuda.append(f"{s.rel}:{cmd.line} loads {text.split()[-1]}")
+            if argv[0] in ("module", "ml"):
+                for name in loaded_modules(argv):
+                    stack = module_stack(name)
+                    if stack:
+                        (rocm if stack == "rocm" else cuda).append(
+                            f"{s.rel}:{cmd.line} loads {name}")
             elif argv[0] == "nvidia-smi":   # often behind `if command -v`: weak
                 weak_cuda.append(f"{s.rel}:{cmd.line} runs nvidia-smi")
             elif argv[0] in ("rocm-smi", "amd-smi"):
@@ -166,3 +172,83 @@ def _step_signs(job: Any, script: Any) -> tuple:
     miopen += sorted(k for k in env if k.startswith("MIOPEN_") and env[k].channel == "login")
     weak_rocm += [f"{k} is set ({env[k].where()})" for k in miopen[:1]]
     return rocm, cuda, weak_rocm, weak_cuda
+
+
+# Modules that belong to one GPU stack whatever their name says: the stacks' own
+# toolkits and compilers, the Cray PE accelerator targets, and LUMI's bindings for its
+# ROCm AI containers (https://github.com/Lumi-supercomputer/LUMI-EasyBuild-contrib/blob/
+# main/easybuild/easyconfigs/s/singularity-AI-bindings/USER.md: "good performance for
+# network communications through RCCL").
+_ROCM_MODULES = re.compile(r"rocm|amd|amd-mixed|prgenv-amd|craype-accel-amd-.*|aws-ofi-rccl|"
+                           r"rccl|singularity-ai-bindings", re.I)
+_CUDA_MODULES = re.compile(r"cuda|cudatoolkit|cudnn|nccl|nvhpc.*|prgenv-nvidia|"
+                           r"craype-accel-nvidia.*", re.I)
+_MODULE_LOADS = ("load", "add", "try-load", "try-add", "swap", "switch")
+
+
+def loaded_modules(argv: list) -> list:
+    """The modules `module load A B/1.2` (add, try-load, swap) or `ml A` loads."""
+    if argv[0] == "ml":
+        args = argv[1:]
+        if args and args[0] in _MODULE_LOADS:
+            args = args[1:]
+        elif args and args[0] in ("unload", "purge", "use", "unuse", "list", "avail",
+                                  "spider", "show", "help", "save", "restore"):
+            return []
+        return [a for a in args if not a.startswith("-")]
+    args = [a for a in argv[1:] if not a.startswith("-")]
+    if not args or args[0] not in _MODULE_LOADS:
+        return []
+    names = args[1:]
+    return names[1:] if args[0] in ("swap", "switch") and len(names) > 1 else names
+
+
+def module_stack(name: str) -> Optional[str]:
+    """"rocm" or "cuda" for a module that is one stack's, by its name: a known module
+    (before the version), or ROCm/CUDA in the name itself (`PyTorch/2.1-CUDA-12.1`)."""
+    base = name.split("/")[0]
+    if _ROCM_MODULES.fullmatch(base):
+        return "rocm"
+    if _CUDA_MODULES.fullmatch(base):
+        return "cuda"
+    if _ROCM_TEXT.search(name):
+        return "rocm"
+    if _NVIDIA_TEXT.search(name):
+        return "cuda"
+    return None
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
+
+
+def image_name(word: str) -> str:
+    """What names an image: a registry reference as written (`docker://nvcr.io/...`,
+    `nvcr.io#nvidia/pytorch:24.01`), a file by its own name (`lumi-rocm.sif`), never the
+    directories it sits in."""
+    if _SCHEME.match(word) or "#" in word or not word.startswith(("/", ".", "$", "~")) \
+            and not word.endswith((".sif", ".simg", ".sqsh", ".img", ".toml")):
+        return _SCHEME.sub("", word)
+    return word.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _images(step: Any) -> list:
+    """(launcher, image name or None, flags) of the step's containers: singularity/
+    apptainer (the word after the options) and srun's pyxis `--container-image` or CSCS
+    `--environment`."""
+    out = []
+    if step.container is not None:
+        argv = list(step.container.argv)
+        opts = argv[2:-1]
+        out.append((step.container, image_name(argv[-1]) if len(argv) > 2 else None,
+                    [o.split("=", 1)[0] for o in opts if o.startswith("--")]))
+    for launcher in step.chain:
+        if launcher.kind != "srun":
+            continue
+        argv = list(launcher.argv)
+        for i, w in enumerate(argv):
+            key, eq, value = w.partition("=")
+            if key in ("--container-image", "--environment"):
+                value = value if eq else (argv[i + 1] if i + 1 < len(argv) else "")
+                if value:
+                    out.append((launcher, image_name(value), []))
+    return out

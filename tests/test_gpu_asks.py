@@ -1,0 +1,155 @@
+"""Issue 26: GPU advice follows what the job asks for, and the platform comes from
+structured facts. Through the real CLI:
+- the platform is read from the container image's own name, its flags and the modules
+  loaded, never from a word in a bind path (`-B /scratch/.../cuda-bench` made a LUMI job
+  a CUDA one);
+- `CUDA_VISIBLE_DEVICES=""` in a job that requests no GPU hides nothing it wants;
+- slurm-gpu-mismatch proposes `--gpus-per-node=N` only from a GPU count: not from ranks
+  counted from the CPUs (`--nproc_per_node=$SLURM_CPUS_PER_TASK` gave `=75`), not on a
+  partition without GPUs, not from a Lightning `accelerator: cpu` config."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import result_of, run_json
+
+HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=01:00:00\n"
+
+
+def repo_with(tmp_path: Path, script: str, files: dict | None = None) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir(parents=True)
+    (repo / "job.sbatch").write_text(script)
+    (repo / "train.py").write_text("import torch\n")
+    for name, text in (files or {}).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    return repo
+
+
+def run(repo: Path, check: str, *extra: str) -> tuple:
+    code, doc = run_json("--repo", str(repo), "--only", check, *extra)
+    return code, result_of(doc, check), doc
+
+
+# -- the platform -----------------------------------------------------------------------
+
+LUMI = ("#SBATCH --partition=small-g\n#SBATCH --account=project_465000123\n"
+        "#SBATCH --gpus-per-node=8\n")
+BIND = "-B /scratch/project_465000123/cuda-bench:/workdir"
+
+
+@pytest.mark.parametrize("head,body,platform", [
+    # the issue's case: a LUMI job (its GPU partition and project), a bind path with
+    # "cuda" in it: ROCm (the bind path made it "cuda" against "rocm": no platform)
+    (LUMI, f"srun singularity exec {BIND} images/pytorch.sif python train.py", "rocm"),
+    (LUMI, f"srun singularity exec {BIND} /appl/local/containers/sif-images/"
+           "lumi-pytorch-rocm-6.2.4.sif python train.py", "rocm"),
+    # LUMI's bindings module, an image named for neither stack, no LUMI partition
+    ("", "module use /appl/local/containers/ai-modules\nmodule load singularity-AI-bindings\n"
+         f"srun singularity exec {BIND} /scratch/project_465000123/cuda-bench/pytorch.sif "
+         "python train.py", "rocm"),
+    ("", "module load singularity-AI-bindings/24.03\n"
+         f"srun singularity exec {BIND} images/pytorch.sif python train.py", "rocm"),
+    # nothing but the bind path: no platform (it was "cuda")
+    ("", f"srun singularity exec {BIND} images/pytorch.sif python train.py", None),
+    # structured NVIDIA signs still count: the flag, a registry image, a toolkit module
+    ("", f"srun singularity exec --nv {BIND} images/pytorch.sif python train.py", "cuda"),
+    ("", "srun --container-image=nvcr.io#nvidia/pytorch:24.01-py3 python train.py", "cuda"),
+    ("", "module load cudatoolkit/12.2\nsrun python train.py", "cuda"),
+    ("", "module load PyTorch/2.1.2-foss-2023a-CUDA-12.1.1\nsrun python train.py", "cuda"),
+    # a directory named rocm above a CUDA image is not a ROCm sign either
+    ("", "srun singularity exec -B /project/rocm-tests:/t /images/ngc-pytorch-24.01.sif "
+         "python train.py", "cuda"),
+])
+def test_platform_from_structured_facts(tmp_path, head, body, platform):
+    repo = repo_with(tmp_path, HEAD + head + body + "\n")
+    _, _, doc = run(repo, "hip-alloc-conf", "--static")
+    got = doc["facts"]["job"]["job.sbatch"]["platform"]
+    assert got["platform"] == platform, got
+    assert not any("cuda-bench" in e or "rocm-tests" in e
+                   for e in got["evidence"] + got["against"]), got
+
+
+# -- an empty visibility variable -------------------------------------------------------
+
+def test_empty_cuda_visible_devices_in_a_cpu_job_is_fine(tmp_path):
+    """A preprocessing job that requests no GPU and hides the GPUs: what it means."""
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --cpus-per-task=32\n"
+                     'export CUDA_VISIBLE_DEVICES=""\nsrun python train.py\n')
+    code, res, _ = run(repo, "gpu-not-visible", "--no-smoke")
+    assert code == 0 and res["findings"] == [], res
+
+
+def test_empty_cuda_visible_devices_in_a_gpu_job_is_an_error(tmp_path):
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --gpus-per-node=4\n"
+                     'export CUDA_VISIBLE_DEVICES=""\nsrun python train.py\n')
+    code, res, _ = run(repo, "gpu-not-visible", "--no-smoke")
+    assert code == 1 and res["severity"] == "error"
+    assert res["findings"][0]["location"] == {"path": "job.sbatch", "line": 5}
+
+
+def test_empty_visibility_on_a_gpu_partition_without_a_request_is_a_warning(tmp_path):
+    """The settings say the job is LUMI's; small-g's nodes have 8 GPUs (the profile)."""
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --partition=small-g\n"
+                     "export ROCR_VISIBLE_DEVICES=\nsrun python train.py\n",
+                     {"doctor.yaml": "site: lumi\n"})
+    code, res, _ = run(repo, "gpu-not-visible", "--no-smoke")
+    assert code == 0 and res["severity"] == "warning", res
+    assert "the job requests no GPU, but the nodes of its partition small-g have GPUs" \
+        in res["findings"][0]["message"]
+    (repo / "job.sbatch").write_text(HEAD + "#SBATCH --partition=small\n"
+                                     "export ROCR_VISIBLE_DEVICES=\nsrun python train.py\n")
+    code, res, _ = run(repo, "gpu-not-visible", "--no-smoke")
+    assert code == 0 and res["findings"] == [], res
+
+
+# -- slurm-gpu-mismatch's proposals ------------------------------------------------------
+
+def mismatch(repo: Path) -> list:
+    _, res, _ = run(repo, "slurm-gpu-mismatch", "--static")
+    return res["findings"]
+
+
+@pytest.mark.parametrize("count,setup", [
+    ("$SLURM_CPUS_PER_TASK", ""),                 # the issue's `--gpus-per-node=75`
+    ("${NWORKERS}", "NWORKERS=$SLURM_CPUS_PER_TASK\n"),
+])
+def test_ranks_counted_from_cpus_get_no_gpu_advice(tmp_path, count, setup):
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --cpus-per-task=75\n" + setup
+                     + f"srun torchrun --nproc_per_node={count} train.py\n")
+    assert mismatch(repo) == []
+
+
+def test_a_literal_rank_count_without_gpus_is_still_a_warning(tmp_path):
+    """The babylm case: 4 ranks per node, no GPU requested: one per rank is proposed."""
+    repo = repo_with(tmp_path, HEAD + "srun torchrun --nproc_per_node=4 train.py\n")
+    (f,) = mismatch(repo)
+    assert f["severity"] == "warning" and f["commands"] == ["#SBATCH --gpus-per-node=4"]
+    # a count that does not say what it counts: the warning, but no number proposed
+    repo = repo_with(tmp_path / "b", HEAD + "export N=${N:-4}\n"
+                     "srun torchrun --nproc_per_node=$N train.py\n")
+    found = mismatch(repo)
+    assert found and all(not f["commands"] for f in found), found
+
+
+def test_cpu_partition_gets_no_gpu_advice(tmp_path):
+    """LUMI's small partition has no GPUs (the profile, chosen in the settings)."""
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --partition=small\n"
+                     "srun torchrun --nproc_per_node=16 train.py\n",
+                     {"doctor.yaml": "site: lumi\n"})
+    assert mismatch(repo) == []
+
+
+def test_lightning_cpu_accelerator_is_not_a_gpu_count(tmp_path):
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --ntasks-per-node=75\n"
+                     "srun python train.py --config conf/prep.yaml\n",
+                     {"conf/prep.yaml": "trainer:\n  accelerator: cpu\n  devices: 75\n"})
+    assert mismatch(repo) == []
+    repo = repo_with(tmp_path / "gpu", HEAD + "#SBATCH --ntasks-per-node=4\n"
+                     "srun python train.py --config conf/gpu.yaml\n",
+                     {"conf/gpu.yaml": "trainer:\n  accelerator: gpu\n  devices: 4\n"})
+    (f,) = mismatch(repo)
+    assert f["commands"] == ["#SBATCH --gpus-per-node=4"] and f["severity"] == "error"
