@@ -10,21 +10,46 @@ from doctor import fs
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
 from doctor.job.launch import workdir
-from doctor.job.shell import command_argv
+from doctor.job.shell import command_argv, split_commands, unquote
 from doctor.scanners import gitignore
 
 
 def script_core_limit(script) -> Optional[tuple]:
-    """(value, line) of the last `ulimit -c N` / `ulimit -Sc unlimited` in the script."""
+    """(value, line) of the last `ulimit -c N` / `ulimit -Sc unlimited` in the script,
+    also inside the `bash -c '...'` a line runs (`srun bash -c 'ulimit -c unlimited;
+    python train.py'` sets the limit of that step's processes)."""
+    return _core_limit([(cmd.line, cmd.argv) for cmd in script.commands])
+
+
+SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
+
+
+def _core_limit(commands: list, depth: int = 0) -> Optional[tuple]:
     found = None
-    for cmd in script.commands:
-        argv = command_argv(cmd.argv, builtin=True)   # `then ulimit ...` too
-        if not argv or argv[0] != "ulimit":
+    for line, words in commands:
+        argv = command_argv(words, builtin=True)   # `then ulimit ...` too
+        if argv and argv[0] == "ulimit":
+            for i, w in enumerate(argv[1:-1], 1):
+                if re.fullmatch(r"-[SH]*c[SH]*", w):
+                    found = (argv[i + 1], line)
             continue
-        for i, w in enumerate(argv[1:-1], 1):
-            if re.fullmatch(r"-[SH]*c[SH]*", w):
-                found = (argv[i + 1], cmd.line)
+        inner = _shell_code(command_argv(words))
+        if inner is not None and depth < 4:   # the inner shell's own lines, at this line
+            found = _core_limit([(line, [unquote(w) for w in ws])
+                                 for _, ws in split_commands(inner)], depth + 1) or found
     return found
+
+
+def _shell_code(argv: list) -> Optional[str]:
+    """The code of `bash [-opts] -c CODE` (argv unquoted), else None."""
+    if not argv or argv[0].rsplit("/", 1)[-1] not in SHELLS:
+        return None
+    for i, w in enumerate(argv[1:-1], 1):
+        if not w.startswith("-"):
+            return None
+        if "c" in w[1:] and not w.startswith("--"):
+            return argv[i + 1]
+    return None
 
 
 def _unlimited(value: str) -> bool:
@@ -47,7 +72,9 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
 
     Fires when the core-file limit is unlimited — the login shell's RLIMIT_CORE
     (Slurm propagates the submitting shell's limits by default) or a
-    `ulimit -c unlimited` in the job script — while the job's working
+    `ulimit -c unlimited` in the job script, in a script its training step runs, or
+    in the `bash -c '...'` of its line (`srun bash -c 'ulimit -c unlimited; python
+    train.py'`) — while the job's working
     directory (`--chdir`, the script's `cd`, else the submission directory,
     taken as the repo root) is inside the repo, kernel.core_pattern writes a
     plain file relative to that directory (not a `|pipe` to a handler, not an
@@ -79,11 +106,14 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
     for script in job.scripts or [None]:
         limit, line = ("unlimited" if soft is None else str(soft)), None
         where = "the login shell's limit (Slurm propagates it to the job)"
-        if script is not None:
-            set_ = script_core_limit(script)
+        at = script
+        # the training step's scripts, batch first: one it runs (`srun bash inner.sh`)
+        # sets the limit of its processes after the batch script's own
+        for s in (job.step(script).scripts or (script,)) if script is not None else ():
+            set_ = script_core_limit(s)
             if set_:
-                limit, line = set_
-                where = f"`ulimit -c {limit}` at {script.rel}:{line}"
+                (limit, line), at = set_, s
+                where = f"`ulimit -c {limit}` at {s.rel}:{line}"
         if not _unlimited(limit):
             continue
         cwd, cwd_from = workdir(job, script, [script] if script else [])
@@ -107,7 +137,7 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
             f"core dumps are unlimited ({where}) and core_pattern {pattern!r} writes "
             f"{name} into the repo (working directory from {cwd_from}); git does not "
             "ignore it",
-            location=Location(script.rel, line) if script and line else
+            location=Location(at.rel, line) if at and line else
             (Location(script.rel) if script else None),
             fix="Disable core dumps in the job script, or ignore core files in git.",
             commands=("ulimit -c 0", *(f"echo {shlex.quote(ln)} >> .gitignore" for ln in lines)),

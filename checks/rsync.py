@@ -1,6 +1,7 @@
 """Deploy scripts: rsync exclude patterns that drop more than their author meant."""
 from __future__ import annotations
 
+import ast
 import os
 import posixpath
 import re
@@ -13,7 +14,7 @@ from doctor import edits, fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.model import Edit
-from doctor.job.shell import effective_command, expand, split_commands, unquote
+from doctor.job.shell import brace_expand, effective_command, expand, split_commands, unquote
 from doctor.scanners.git import repo_for
 from doctor.scanners.rsync import (Command, Exclusions, Rule, Unsupported, parse_command, topmost)
 
@@ -109,7 +110,8 @@ def _invocations(job: Job, rel: str, text: str, notes: list) -> Iterator[Invocat
             continue
         if posixpath.basename(unquote(words[start])) != "rsync":
             continue
-        cmd_words = list(words[start:])
+        # bash brace-expands first: --exclude={'.git','data'} is two --exclude words
+        cmd_words = [b for w in words[start:] for b in brace_expand(w)]
         argv, unresolved = [], set()
         for i, w in enumerate(cmd_words):
             e = expand(w, lookup)
@@ -117,6 +119,57 @@ def _invocations(job: Job, rel: str, text: str, notes: list) -> Iterator[Invocat
             if not e.resolved or e.parts:
                 unresolved.add(i)
         yield Invocation(rel, line, cmd_words, argv, unresolved, cwd)
+
+
+def _python_invocations(job: Job, notes: list) -> Iterator[Invocation]:
+    """The rsync commands the repo's Python runs, read like the shell lines they stand
+    for: an argv list (`subprocess.run(["rsync", "-a", "--exclude", "data", src, dst])`,
+    any call whose first argument is a list or tuple that starts with "rsync"), and a
+    command string a shell runs (`os.system("rsync ...")`, `shell=True`). An element
+    that is not a string constant is unresolved: noted, never guessed. It runs from the
+    repo root, as the job scripts are taken to."""
+    for p in job.repo_files(suffixes={".py"}):
+        raw = fs.read_bytes(p, job.unreadable)
+        if raw is None or b"rsync" not in raw:
+            continue
+        try:
+            tree = ast.parse(raw)
+        except (SyntaxError, ValueError):
+            continue
+        rel = job.rel(p)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            arg = node.args[0]
+            if isinstance(arg, (ast.List, ast.Tuple)) and arg.elts and \
+                    posixpath.basename(_const(arg.elts[0]) or "") == "rsync":
+                if any(isinstance(e, ast.Starred) for e in arg.elts):
+                    notes.append(f"{rel}:{node.lineno}: rsync argv with a `*list`; not checked")
+                    continue
+                argv = [_const(e) for e in arg.elts]
+                unresolved = {i for i, v in enumerate(argv) if v is None}
+                words = [shlex.quote(v) if v is not None else ast.unparse(e)
+                         for v, e in zip(argv, arg.elts)]
+                yield Invocation(rel, node.lineno, words,
+                                 [v if v is not None else w for v, w in zip(argv, words)],
+                                 unresolved, job.repo)
+            elif _const(arg) and "rsync" in str(_const(arg)) and _runs_shell(node):
+                for inv in _invocations(job, rel, str(_const(arg)), notes):
+                    yield replace(inv, line=node.lineno + inv.line - 1)
+
+
+def _const(node: ast.AST) -> Optional[str]:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+        else None
+
+
+def _runs_shell(call: ast.Call) -> bool:
+    """os.system / os.popen, or a call with shell=True: its string is a shell line."""
+    name = call.func.attr if isinstance(call.func, ast.Attribute) else \
+        call.func.id if isinstance(call.func, ast.Name) else ""
+    return name in ("system", "popen") or any(
+        k.arg == "shell" and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in call.keywords)
 
 
 def _anchored(rule: Rule, source: str) -> str:
@@ -131,7 +184,10 @@ def rsync_exclude_unanchored(job: Job) -> Iterator[Finding]:
     """An rsync exclude without a leading `/` also drops same-named paths deeper in the tree.
 
     Finds every rsync command in the job scripts and the repo's `*.sh`,
-    `*.sbatch`, `*.slurm` files and Makefile recipes, emulates rsync's filter
+    `*.sbatch`, `*.slurm` files and Makefile recipes (brace-expanded as bash does:
+    `--exclude={'.git','data'}` is two excludes), and the argv lists and shell strings
+    of the repo's Python (`subprocess.run(["rsync", "--exclude", "data", ...])`, read
+    like the shell line they stand for), emulates rsync's filter
     rules (proven against the real rsync) on the local source directory, and
     lists the git-tracked files that an unanchored exclude (`--exclude data`,
     `-f '- data'`, a line of an `--exclude-from` file) drops but its anchored
@@ -160,8 +216,10 @@ def rsync_exclude_unanchored(job: Job) -> Iterator[Finding]:
     notes: list = []
     invocations = [inv for rel, text in _script_texts(job)
                    for inv in _invocations(job, rel, text, notes)]
+    invocations += _python_invocations(job, notes)
     if not invocations:
-        raise Skip("no rsync command in the job scripts or the repo's shell scripts")
+        raise Skip("no rsync command in the job scripts, the repo's shell scripts or its "
+                   "Python")
     tracked = _tracked(job)
     analysed = 0
     for inv in invocations:
@@ -305,6 +363,9 @@ def _with_edits(job: Job, inv: Invocation, cmd: Command, found: list) -> Iterato
     the script (all the command's offending words on that line), or the line of the
     --exclude-from file. A rule whose sources want different anchored forms (two
     sources without a trailing slash) gets none: one pattern cannot say both."""
+    if inv.script.endswith(PY_SOURCE):   # an argv list: no shell line or word to edit
+        yield from (replace(f, commands=()) for _, _, f in found)
+        return
     forms: dict = {}
     for rule, fixed, _ in found:
         forms.setdefault(id(rule), set()).add(fixed.pattern)

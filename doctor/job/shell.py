@@ -309,6 +309,75 @@ def _scan_unit(text: str, i: int) -> int:
             return j
 
 
+MAX_BRACE_WORDS = 1024   # `{a,b}{c,d}...` grows fast: the words past this are not made
+
+
+def brace_expand(raw: str, limit: int = MAX_BRACE_WORDS) -> list:
+    """bash's brace expansion of one raw word, the first expansion it does:
+    `--exclude={'.git','data'}` is `--exclude='.git'` and `--exclude='data'`, `x{1..3}`
+    is x1 x2 x3, `a{b,c{d,e}}` is ab acd ace. Braces in quotes, `${...}` and a brace with
+    no comma or sequence are kept as written. The words keep their quotes."""
+    if "{" not in raw:
+        return [raw]
+    pos = _unquoted(raw)
+    for k, i in enumerate(pos):
+        if raw[i] != "{" or (i and raw[i - 1] == "$"):
+            continue
+        depth, commas, end = 0, [], None
+        for j in pos[k:]:
+            c = raw[j]
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth == 0:
+                    end = j
+                    break
+            elif c == "," and depth == 1:
+                commas.append(j)
+        if end is None:
+            continue
+        cuts = [i, *commas, end]
+        alts = [raw[a + 1:b] for a, b in zip(cuts, cuts[1:])] if commas else \
+            _sequence(raw[i + 1:end])
+        if alts is None:
+            continue
+        out: list = []
+        for alt in alts:
+            out += brace_expand(raw[:i] + alt + raw[end + 1:], limit - len(out))
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    return [raw]
+
+
+def _unquoted(raw: str) -> list:
+    """The indices of the characters of raw outside quotes, escapes and `$(…)`/`${…}`."""
+    out, i, n = [], 0, len(raw)
+    while i < n:
+        if raw[i] in "'\"`\\" or raw.startswith(("$(", "${"), i):
+            i = _scan_unit(raw, i)
+            continue
+        out.append(i)
+        i += 1
+    return out
+
+
+def _sequence(body: str) -> Optional[list]:
+    """The words of a sequence expression `1..5`, `0..10..2`, `a..e`; None otherwise."""
+    m = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", body)
+    if m:
+        a, b = int(m.group(1)), int(m.group(2))
+        step = abs(int(m.group(3) or 1)) or 1
+        nums = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        return [str(x) for x in nums[:MAX_BRACE_WORDS]]
+    m = re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])", body)
+    if m:
+        a, b = ord(m.group(1)), ord(m.group(2))
+        return [chr(x) for x in (range(a, b + 1) if a <= b else range(a, b - 1, -1))]
+    return None
+
+
 Lookup = Callable[[str], Optional[str]]
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
