@@ -161,11 +161,55 @@ def entries(path: Any, log: Log = None) -> list:
     return []
 
 
+# What is not the project, tracked or not, in a git work tree or out of one: installed
+# packages, environments and the caches of builds and tools. Ruff's default `exclude`
+# (its docs, settings: exclude) is the model: these are its names, without the editor's
+# .vscode (settings, not code) and with .nox beside .tox. A copied torch in an
+# un-ignored .venv/ is 2,285 Python files the job never runs as its own code.
+NOT_THE_REPO = frozenset({
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+    ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
+    ".svn", ".tox", ".venv", "__pycache__", "__pypackages__", "_build", "buck-out", "build",
+    "dist", "node_modules", "site-packages", "venv"})
+# A directory holding one of these is an environment, whatever its name (env/, .py311/):
+# venv, virtualenv and uv write pyvenv.cfg at its top, conda a conda-meta/ directory.
+ENV_MARKERS = ("pyvenv.cfg", "conda-meta")
+# one name of a path: an excluded directory, or the marker inside an environment
+_EXCLUDED = re.compile("(?:^|/)(?:%s)/" % "|".join(re.escape(n) for n in sorted(NOT_THE_REPO)))
+_MARKER = re.compile("(?:^|/)(?:pyvenv\\.cfg$|conda-meta/)")
+
+
+def not_the_repo(rels: list, top: Any = None) -> list:
+    """`rels` (names relative to `top`, as git lists them) without those under a
+    NOT_THE_REPO directory or an environment: a directory whose pyvenv.cfg or
+    conda-meta/ is among `rels` or, when `top` is given, on disk (git may ignore the
+    marker and list the rest). Order kept. One C-level regex test per name; a stat per
+    directory only where `top` is given."""
+    kept = [r for r in rels if not _EXCLUDED.search(r)]
+    envs = {m.string[:m.start() + (1 if m.start() else 0)] for m in
+            filter(None, map(_MARKER.search, kept))}
+    if top is not None:
+        dirs = {r.rpartition("/")[0] for r in kept}
+        dirs.discard("")
+        envs |= {d + "/" for d in dirs
+                 if any(os.path.lexists(os.path.join(top, d, m)) for m in ENV_MARKERS)}
+    envs.discard("")   # the project itself holding a pyvenv.cfg is still the project
+    if not envs:
+        return kept
+    under = re.compile("|".join(re.escape(e) for e in sorted(envs)))
+    return [r for r in kept if not under.match(r)]
+
+
 def walk(top: Any, log: Log = None, prune: Iterable[str] = ()) -> Iterator[tuple]:
     """os.walk (top-down, sorted, symlinked directories not followed), skipping the
-    directory names in `prune` and hidden ones; a directory it cannot list is noted."""
-    pruned = set(prune)
+    directory names in `prune`, NOT_THE_REPO, hidden ones and environments (below
+    `top`: the directory's own listing is read, nothing in it); a directory it cannot
+    list is noted."""
+    pruned = set(prune) | NOT_THE_REPO
     for root, dirs, files in os.walk(top, onerror=lambda e: _note(log, e.filename, e)):
+        if root != os.fspath(top) and (ENV_MARKERS[0] in files or ENV_MARKERS[1] in dirs):
+            dirs[:] = []
+            continue
         dirs[:] = sorted(d for d in dirs if d not in pruned and not d.startswith("."))
         yield root, dirs, sorted(files)
 

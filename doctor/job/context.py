@@ -32,8 +32,6 @@ from doctor.settings import Settings, is_factory, load_settings
 
 DEFAULT_CONFIG_GLOBS = ("configs/**/*.yaml", "configs/**/*.yml", "conf/**/*.yaml",
                         "conf/**/*.yml", "config/**/*.yaml", "config/**/*.yml")
-PRUNE_DIRS = {".git", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox",
-              "site-packages", ".mypy_cache", ".pytest_cache", "build", "dist"}
 SCRIPT_SUFFIXES = {".sh", ".sbatch", ".slurm", ".job", ".bash", ""}
 # Suffixes that are never job scripts: other files are read for #SBATCH lines too
 # (launch_slurm.wilkes3, job.lumi, train.pbs-style names).
@@ -47,7 +45,13 @@ NOT_SCRIPTS = {".py", ".pyi", ".pyx", ".yaml", ".yml", ".json", ".toml", ".md", 
 # for str.endswith, which tries them in order: the commonest kinds of a large repo first
 _OTHER_KINDS = tuple(sorted(NOT_SCRIPTS, key=lambda s: (s not in {".py", ".yaml", ".yml",
                                                                   ".json", ".md", ".txt"}, s)))
-MAX_SCAN_FILES = 20000  # outside git only: a walk of a home directory must stay bounded
+# Outside a git work tree nothing says what the project is, so the files are walked
+# (fs.walk: no environments, caches or hidden directories). Past this many the directory
+# is not a project but a home directory or /tmp (462k files took 564 s): the run stops
+# with exit 2 after walking this many, not all of them. The largest training repos are
+# far below it (Megatron-LM: 3,136 files, PyTorch's own source ~20k); the walk to it
+# takes ~0.2 s.
+MAX_SCAN_FILES = 50000
 # `git ls-files` leaves out what it cannot read, with a warning naming it
 _GIT_UNREADABLE = re.compile(r"^warning: could not open directory '(.+)': (.+)$", re.M)
 
@@ -94,6 +98,8 @@ class Job:
             scope = scope.settings_changed(self.rel(settings_file_used))
         self.scope_given = scope
         self.scope = scope if scope is not None and scope.full is None else None
+        if self.tracked_rels() is None:   # not git: a directory too large to be a project
+            self.every_rel()              # is exit 2 now, before any check (_list_repo_files)
         # the files as written; `configs` is what the job's steps read of them
         self._explicit_configs = list(configs)
         self.config_files: list = self._load_configs(self._explicit_configs)
@@ -271,24 +277,38 @@ class Job:
         return listed_names(res.stdout) if res.returncode == 0 else None
 
     def _list_repo_files(self) -> list:
+        """git's files (tracked, and untracked that are not ignored), else a walk; never
+        those of an environment, installed packages or a cache (fs.not_the_repo), even
+        tracked. Every reader of the repo's files lists them here."""
         tracked = self.tracked_rels()
         if tracked is not None and self.scope is not None:
             # a scoped run's untracked files are among its changed ones: no walk
             listed = set(tracked)
-            return tracked + sorted(r for r in self.scope.changed if r not in listed)
+            return fs.not_the_repo(tracked + sorted(r for r in self.scope.changed
+                                                    if r not in listed), self.repo)
         if tracked is not None:
             res = run_git(str(self.repo), *LS_FILES_OTHERS, timeout=20)
             if res.returncode == 0:  # all of them: a job script past the first N is still one
                 for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                     self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
-                return listed_names(res.stdout) + tracked   # git's order for --others --cached
+                # git's order for --others --cached
+                return fs.not_the_repo(listed_names(res.stdout) + tracked, self.repo)
             # (a walk instead, which ignores no file: said, since git should have answered)
             self.unreadable.note(self.repo, OSError(0, "git ls-files --others: " + (
                 "timed out" if res.timed_out else res.stderr.strip()[:200] or "failed")
                 + "; the files were listed without git"))
+        out = self._walk_files()
+        if len(out) > MAX_SCAN_FILES and tracked is None:
+            raise InputError(f"{self.repo} is not a git work tree and holds over "
+                             f"{MAX_SCAN_FILES:,} files; run the doctor in your project's "
+                             "directory, or name it with --repo")
+        return out[:MAX_SCAN_FILES]
+
+    def _walk_files(self) -> list:
+        """The files below the repo, walked (fs.walk), up to one past MAX_SCAN_FILES."""
         out: list = []
         top = str(self.repo)
-        for root, _dirs, files in fs.walk(self.repo, self.unreadable, PRUNE_DIRS):
+        for root, _dirs, files in fs.walk(self.repo, self.unreadable):
             rel = os.path.relpath(root, top)
             out += [f if rel == "." else f"{rel}/{f}" for f in files]
             if len(out) > MAX_SCAN_FILES:

@@ -570,9 +570,8 @@ def named_configs(parsed: ParsedArgs, cwd: Path, repo: Optional[Path] = None,
 
 
 def _find_in(repo: Path, name: str) -> Optional[Path]:
-    for top, dirs, _files in os.walk(repo):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules",
-                                                                         "__pycache__")]
-        if os.path.isfile(os.path.join(top, name)):
+    # fs.walk: no environment, installed package or cache holds the job's config
+    for top, _dirs, files in fs.walk(repo):
+        if name in files and os.path.isfile(os.path.join(top, name)):
             return Path(top) / name
     return None
