@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.cluster import partition_gpus
 from doctor.job.context import Job
+from doctor.job.launchers import Count
 from doctor.job.loaders import loader_specs
+from doctor.job.sbatch import sbatch_options
 from doctor.job.shell import unquote
 from doctor.job.stepconfigs import step_configs
 
@@ -283,6 +285,22 @@ def launcher_rules(job: Job, step: Any) -> list:
     return []
 
 
+def submits(script: Any) -> list:
+    """The `sbatch` commands a script runs (a submitter, not the job itself)."""
+    return [c for c in script.commands if c.argv and c.argv[0].rsplit("/", 1)[-1] == "sbatch"]
+
+
+def submitted_gpus(script: Any) -> Optional[Count]:
+    """GPUs per node that a script's `sbatch --gres=gpu:4 ... --wrap=...` asks for."""
+    for cmd in submits(script):
+        opts = sbatch_options(cmd.argv[1:], cmd.line)
+        got = replace(script, directives=opts).gpus_per_node()
+        if got:
+            return Count(got[0], f"{script.rel}:{cmd.line} (sbatch --{got[1].key}="
+                                 f"{got[1].value})")
+    return None
+
+
 _COUNT_OPTIONS = ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num_processes",
                   "--num-processes")
 _VAR = re.compile(r"\$\{?([A-Za-z_]\w*)|\$\(\s*(\w+)")
@@ -396,6 +414,12 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
     # no GPU count to compare (nor to propose)
     if str(m.get("accelerator") or "").lower() == "cpu" or (node_gpus == 0 and gpn.value is None):
         return out
+    if gpn.value is None and submits(script):
+        # a script that runs `sbatch OPTIONS --wrap=...` (or another script): the job's
+        # request is those options, not this script's #SBATCH lines
+        gpn = submitted_gpus(script) or gpn
+        if gpn.value is None:
+            return out
     if gpn.value is None:
         out.append(Mismatch(
             "gpus", f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no GPUs "

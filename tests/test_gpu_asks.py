@@ -108,8 +108,8 @@ def test_empty_visibility_on_a_gpu_partition_without_a_request_is_a_warning(tmp_
 
 # -- slurm-gpu-mismatch's proposals ------------------------------------------------------
 
-def mismatch(repo: Path) -> list:
-    _, res, _ = run(repo, "slurm-gpu-mismatch", "--static")
+def mismatch(repo: Path, *extra: str) -> list:
+    _, res, _ = run(repo, "slurm-gpu-mismatch", "--static", *extra)
     return res["findings"]
 
 
@@ -153,3 +153,17 @@ def test_lightning_cpu_accelerator_is_not_a_gpu_count(tmp_path):
                      {"conf/gpu.yaml": "trainer:\n  accelerator: gpu\n  devices: 4\n"})
     (f,) = mismatch(repo)
     assert f["commands"] == ["#SBATCH --gpus-per-node=4"] and f["severity"] == "error"
+
+
+@pytest.mark.parametrize("gres,findings", [("gpu:4", []), ("gpu:2", ["gpus"])])
+def test_a_submitter_scripts_sbatch_options_are_the_request(tmp_path, gres, findings):
+    """A script that runs `sbatch --gres=gpu:4 ... --wrap=...` has no #SBATCH lines: the
+    sbatch command's options are the job's request (it said 'requests no GPUs')."""
+    repo = repo_with(tmp_path, "#!/bin/bash\nsbatch --job-name=training \\\n"
+                     f"  --gres={gres} \\\n  --cpus-per-task=15 \\\n"
+                     '  --wrap="python3 -m src.train --config config/c.yaml"\n',
+                     {"config/c.yaml": "TRAIN:\n  gpus: 4\n  epochs: 3\n"})
+    found = mismatch(repo, "--sbatch", str(repo / "job.sbatch"))
+    assert [f["data"]["rule"] for f in found] == findings, found
+    if findings:
+        assert "job.sbatch:2 (sbatch --gres=gpu:2)" in found[0]["message"]
