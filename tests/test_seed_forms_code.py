@@ -436,3 +436,26 @@ def test_seed001_cache_paths_from_oc_env_and_the_command_line(tmp_path, latents,
     assert code == 1 and res["status"] == "fail", res
     assert res["findings"][0]["data"]["devices"] == ["cuda:0"]
     assert doc["facts"]["cache_scan"]["roots"] == [str(cache)]
+
+
+@pytest.mark.parametrize("test,args,severity", [
+    ("compile_mode != 'none'", "", "warning"),    # decided through the config: a link
+    ("args.compile", " --compile", "error"),       # decided by the job's command line
+])
+def test_compile_decided_through_a_config_key_stays_a_warning(tmp_path, test, args, severity):
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        pytest.skip(f"triton {version('triton')} is installed here")
+    except PackageNotFoundError:
+        pass
+    repo = make_repo(tmp_path, {
+        "train.py": COMPILE % test,
+        "configs/train.yaml": 'training:\n  compile: "default"\n',
+        "job.sbatch": SBATCH + "#SBATCH --gpus-per-node=1\n"
+                               f"srun python train.py --config configs/train.yaml{args}\n"})
+    code, doc = run_json("--no-smoke", "--only", "torch-compile-risk", "--repo", str(repo),
+                         "--sbatch", str(repo / "job.sbatch"))
+    res = result_of(doc, "torch-compile-risk")
+    f = next(f for f in res["findings"] if f["data"].get("rule") == "triton-missing"
+             and f["data"].get("code") == "train.py")
+    assert f["severity"] == severity and f["location"] == {"path": "train.py", "line": 18}
