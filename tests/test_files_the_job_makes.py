@@ -57,6 +57,16 @@ CASES = {
                                  f"srun python finetune.py --config {CONFIG} --lr 1e-4"),
                      "the earlier step job.sbatch:4 (`pretrain.py`, writing "
                      "checkpoints/pretrain)"),
+    # a repo script generates the configs into that directory, run by hand before
+    "generator": ({"tools/gen_configs.py": """\
+        import os
+        out = "checkpoints/pretrain"
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "config.yaml"), "w") as f:
+            f.write("lr: 0.1\\n")
+        """}, _sbatch(f"srun python finetune.py --config {CONFIG}"),
+        "tools/gen_configs.py, run before the job (it names checkpoints/pretrain at "
+        "tools/gen_configs.py:2"),
 }
 
 

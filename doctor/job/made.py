@@ -9,6 +9,9 @@ can show, each named with where it is (`producer` returns the first it finds):
    `checkpoints/run1/config.yaml`);
  - the job this one waits for (`#SBATCH --dependency=afterok:…`): its outputs are
    read here, and the doctor cannot see that job;
+ - a Python file of the repo that names its directory and writes files (a config
+   generator: `output_dir = "grid_search_configs"` … `open(os.path.join(output_dir,
+   f"config_{i}.yaml"), "w")`), run by hand before the job;
  - a directory above it that git ignores and whose name says it holds outputs
    (`checkpoints/`, `outputs/`, `runs/` …): made by a run, not by the repo. A git-ignored
    `data/` or `cache/` is not one: those hold inputs the job needs before it starts.
@@ -22,6 +25,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
+from doctor import fs
+
 # Directory names that hold what a run writes (checkpoints, logs), never its inputs.
 OUTPUT_DIRS = {"out", "outs", "output", "outputs", "save", "saved", "saves", "log", "logs",
                "result", "results", "run", "runs", "exp", "exps", "experiment", "experiments",
@@ -34,7 +39,7 @@ def producer(job: Any, script: Any, step: Any, written: str, path: Path) -> Opti
     """Who makes `path` (`written` in the job) before `step` of `script` runs, named so
     that "… makes it" follows; None when the doctor sees no producer."""
     return (script_writes(step, written) or _earlier_step(job, script, step, path)
-            or _dependency(script) or _ignored_output_dir(job, path))
+            or _dependency(script) or _repo_writer(job, path) or _ignored_output_dir(job, path))
 
 
 def script_writes(step: Any, written: str) -> Optional[str]:
@@ -74,6 +79,33 @@ def _dependency(script: Any) -> Optional[str]:
         return None
     return (f"the job it waits for (--dependency={d.value} at {script.rel}:{d.line}; the "
             "doctor cannot see that job)")
+
+
+_WRITES = re.compile(rb"""open\([^)]*['"][wax]b?\+?['"]|\.write_text\(|\.write_bytes\(|"""
+                     rb"""makedirs\(|\.mkdir\(|\.dump\(|\.save\(|\.to_csv\(""")
+
+
+def _repo_writer(job: Any, path: Path) -> Optional[str]:
+    """A repo Python file (not a test) that names the path's directory as a string and
+    writes files: the script that generates what the job reads."""
+    try:
+        rel_dir = path.parent.relative_to(job.repo).as_posix()
+    except ValueError:
+        return None
+    if rel_dir in ("", "."):
+        return None
+    quoted = [f"{q}{rel_dir}{end}".encode() for q in "'\"" for end in (q, "/")]
+    for p in job.repo_files({".py"}, whole=True):
+        rel = job.rel(p)
+        if re.search(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*\.py$", rel):
+            continue
+        raw = fs.read_bytes(p, job.unreadable)
+        if raw is None or not any(q in raw for q in quoted) or not _WRITES.search(raw):
+            continue
+        at = min(raw.find(q) for q in quoted if q in raw)
+        line = raw.count(b"\n", 0, at) + 1
+        return f"{rel}, run before the job (it names {rel_dir} at {rel}:{line} and writes files)"
+    return None
 
 
 def _ignored_output_dir(job: Any, path: Path) -> Optional[str]:
