@@ -28,14 +28,19 @@ def _split(values: tuple) -> list:
 
 
 def default_repo() -> Path:
+    """The project root when no --repo names one: from the current directory up, the
+    nearest directory holding doctor.yaml or a pyproject.toml with [tool.doctor], within
+    the git work tree (settings.project_root); else the git root; else the current
+    directory. Below the git root, the git checks and the file list are the subtree's
+    (`git -C root ls-files` lists it, with the whole work tree's ignore rules)."""
+    from doctor import fs
     from doctor.scanners.git import run_git
+    from doctor.settings import project_root
 
     res = run_git(".", "rev-parse", "--show-toplevel", timeout=10)
-    if res.returncode == 0 and res.stdout.strip():
-        return Path(res.stdout.strip())
-    from doctor import fs
-
-    return fs.cwd()
+    top = Path(res.stdout.strip()) if res.returncode == 0 and res.stdout.strip() else None
+    here = Path(fs.realpath(fs.cwd()))
+    return project_root(here, top) or top or here
 
 
 OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: readers never see "
@@ -104,8 +109,10 @@ def input_options(files: bool):
     """The options that say what the job is, shared by run, fix and sbatch (which takes
     its one script as an argument, and no caches)."""
     opts = [click.option("--repo", type=click.Path(path_type=Path), help="Repository to "
-                         "check (default: git toplevel of the current directory, else the "
-                         "current directory)."),
+                         "check (default: the nearest directory from the current one up "
+                         "holding doctor.yaml or a pyproject.toml with [tool.doctor], within "
+                         "the git work tree; else the git toplevel; else the current "
+                         "directory)."),
             click.option("--config", "configs", multiple=True,
                          help="Training config YAML (repeatable).")]
     if files:

@@ -164,6 +164,33 @@ def load_settings(repo: Path, explicit: Optional[Path] = None) -> Settings:
     return s
 
 
+def holds_settings(d: Path) -> bool:
+    """Whether the directory `d` holds the doctor's settings: a doctor.yaml, or a
+    pyproject.toml with a [tool.doctor] table (one without it is another tool's, as ruff
+    takes only a pyproject.toml with [tool.ruff]). A pyproject.toml that names the doctor
+    is parsed, and invalid TOML there is exit 2, as it would be when read as settings."""
+    if os.path.lexists(d / "doctor.yaml"):
+        return True
+    from doctor import fs
+
+    pyproject = d / "pyproject.toml"
+    raw = fs.read_bytes(pyproject, limit=4 * 1024 * 1024)
+    return raw is not None and b"doctor" in raw and _tool_doctor(pyproject, None) is not None
+
+
+def project_root(start: Path, top: Optional[Path]) -> Optional[Path]:
+    """The nearest directory from `start` up that holds_settings, as ruff finds its
+    configuration: up to `top`, the git work tree's root (a settings file above it is
+    another project's), or up to / outside git. None when no directory does."""
+    d = start
+    while True:
+        if holds_settings(d):
+            return d
+        if d == top or d.parent == d:
+            return None
+        d = d.parent
+
+
 def _load(repo: Path, explicit: Optional[Path]) -> Settings:
     if explicit is not None:
         if not os.path.lexists(explicit):  # any other way it is unreadable: _from_file says
