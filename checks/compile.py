@@ -58,7 +58,10 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     comes after compiling, so it is). On a live node, from
     facts: no triton installed (read from package metadata, no import) while
     the job targets a GPU, the same on aarch64, and `max-autotune` on a node
-    with little memory. When the job trains inside a container (`singularity|apptainer
+    with little memory. The triton rule needs the torch here to be a GPU build:
+    a CPU torch (a login node's), or none, is not the GPU job's, whose wheel
+    brings its own triton (noted in the report's facts). When the job trains
+    inside a container (`singularity|apptainer
     exec`, `srun --container-image`, `srun --environment`) that the doctor is not running
     in (a Docker container is never a Slurm job's), or with another interpreter (a
     conda env's bin/python), this node's triton says nothing about the job's, so the
@@ -98,7 +101,9 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
         triton = job.fact("triton") or {}
         machine = (job.fact("node") or {}).get("machine")
         gpu = _gpu_target(job)
-        elsewhere = _runs_in_other_container(job)
+        elsewhere = _runs_in_other_container(job) or \
+            (_cpu_torch_here(job) if not triton.get("installed") and (gpu or machine ==
+                                                                        "aarch64") else None)
         if elsewhere:
             job.record_fact("torch_compile_unchecked", f"triton not judged: {elsewhere}")
         elif not triton.get("installed") and (gpu or machine == "aarch64"):
@@ -174,6 +179,19 @@ def _runs_in_other_container(job: Job) -> Optional[str]:
         return None  # the doctor already runs inside the job's kind of container
     return (f"the job trains inside a container ({script.rel}:{cmd.line}); run the doctor "
             "in it to check its triton")
+
+
+def _cpu_torch_here(job: Job) -> Optional[str]:
+    """Why this node's missing triton says nothing about the job's: the torch here is no
+    GPU build (or there is none), so the GPU job runs another torch, whose wheel brings
+    its own triton (a login node's CPU torch, a laptop)."""
+    build = job.fact("torch_build") or {}
+    if build.get("cuda") or build.get("hip"):
+        return None
+    have = f"torch {build['version']} here is a CPU build" if build.get("version") else \
+        "no torch is importable here"
+    return (f"{have}: the job's GPU torch is another one, with its own triton; run the "
+            "doctor with the job's environment to check it")
 
 
 def _gpu_target(job: Job) -> Optional[str]:

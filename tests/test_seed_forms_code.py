@@ -438,24 +438,29 @@ def test_seed001_cache_paths_from_oc_env_and_the_command_line(tmp_path, latents,
     assert doc["facts"]["cache_scan"]["roots"] == [str(cache)]
 
 
-@pytest.mark.parametrize("test,args,severity", [
-    ("compile_mode != 'none'", "", "warning"),    # decided through the config: a link
-    ("args.compile", " --compile", "error"),       # decided by the job's command line
+@pytest.mark.parametrize("case,severity", [
+    ("fail_code_compile_condition_from_config", "warning"),   # decided through a config key
+    ("fail_code_compile_condition_from_argv", "error"),       # by the job's command line
 ])
-def test_compile_decided_through_a_config_key_stays_a_warning(tmp_path, test, args, severity):
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        pytest.skip(f"triton {version('triton')} is installed here")
-    except PackageNotFoundError:
-        pass
+def test_compile_decided_through_a_config_key_stays_a_warning(tmp_path, case, severity):
+    """On a node with a CUDA torch and no triton (the fixture's facts)."""
+    from harness import run_case
+    res, _ = run_case("torch-compile-risk", ROOT / "fixtures" / "torch-compile-risk" / case,
+                      tmp_path)
+    (f,) = [f for f in res["findings"] if f["data"]["rule"] == "triton-missing"]
+    assert f["severity"] == severity and f["location"] == {"path": "train.py", "line": 18}
+
+
+def test_a_cpu_torch_here_says_nothing_about_the_gpu_jobs_triton(tmp_path):
+    """The unseen-repo run: a login node's CPU torch has no triton; the job's CUDA torch
+    brings its own. This machine's torch is a CPU build."""
+    if torch.version.cuda or torch.version.hip:
+        pytest.skip("this machine's torch is a GPU build")
     repo = make_repo(tmp_path, {
-        "train.py": COMPILE % test,
-        "configs/train.yaml": 'training:\n  compile: "default"\n',
-        "job.sbatch": SBATCH + "#SBATCH --gpus-per-node=1\n"
-                               f"srun python train.py --config configs/train.yaml{args}\n"})
+        "train.py": "import torch\n\nmodel = torch.compile(torch.nn.Linear(2, 2))\n",
+        "job.sbatch": SBATCH + "#SBATCH --gpus-per-node=4\nsrun python train.py\n"})
     code, doc = run_json("--no-smoke", "--only", "torch-compile-risk", "--repo", str(repo),
                          "--sbatch", str(repo / "job.sbatch"))
     res = result_of(doc, "torch-compile-risk")
-    f = next(f for f in res["findings"] if f["data"].get("rule") == "triton-missing"
-             and f["data"].get("code") == "train.py")
-    assert f["severity"] == severity and f["location"] == {"path": "train.py", "line": 18}
+    assert res["status"] == "pass" and code == 0, res
+    assert "CPU build" in doc["facts"]["torch_compile_unchecked"]
