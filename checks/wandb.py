@@ -42,15 +42,18 @@ def wandb_usage(job: Job) -> tuple:
        "site without outbound network", severity="error", tags=("wandb", "container", "network"),
        needs=("repo", "sbatch", "settings"), timeout=20)
 def wandb_online_in_container(job: Job) -> Iterator[Finding]:
-    """The job runs in Singularity/Apptainer, imports wandb, and WANDB_MODE is not offline.
+    """The job runs in a container, imports wandb, and WANDB_MODE is not offline.
 
     Static: the job script (or a script it runs) calls `singularity`/`apptainer
-    exec`, or, on a live node, the doctor itself runs in such a container; the
+    exec`, or starts a step with `srun --container-image` (pyxis) or `srun
+    --environment` (CSCS Container Engine), or, on a live node, the doctor itself runs in
+    such a container; the
     repo's code imports wandb (or Lightning's WandbLogger); and neither the
     job's effective environment (WANDB_MODE, WANDB_DISABLED) nor every
     `wandb.init(mode=...)` call turns it off. The site profile says whether
     compute nodes reach the internet: `site: {compute_network: false}` makes
-    this an error, an unset value a warning.
+    this an error, an unset value a warning, and `true` (the settings, or a profile
+    such as `clariden`) skips the check, for every kind of container.
 
     ## Why it matters
     `wandb.init()` on a compute node without outbound network does not fail
@@ -111,7 +114,8 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
             severity=None if network is False and not (env.opaque and not mode)
             else Severity.WARNING)
     if not found_container:
-        raise Skip("the job does not run in a Singularity/Apptainer container")
+        raise Skip("the job does not run in a container (singularity/apptainer exec, srun "
+                   "--container-image or --environment)")
 
 
 def _offline(job: Job, script, v) -> tuple:
