@@ -62,7 +62,9 @@ def prerequisite_missing(job: Job) -> Iterator[Finding]:
     opens it). Keys that name outputs (`output_dir`, `save_path`, `log_file`, a cache
     directory) are left out. `$VAR`, `${VAR}` and `${oc.env:VAR}` are resolved through
     the step's environment, `${a.b}` through the config, relative paths against the
-    step's working directory; what cannot be resolved is skipped with a note (report
+    step's working directory, unless the code joins the value under another directory
+    (`join(save_dir, cfg.test_filename)`, `d / cfg.name`); what cannot be resolved is
+    skipped with a note (report
     `facts.prerequisites`), never guessed. A path is judged only when its top directory
     exists here (an absolute path's first component, such as a mounted /scratch; for a
     relative one, its first directory under the working directory), and never in a
@@ -135,9 +137,10 @@ def _judge(job: Job, code: CodeLoads, cand: Cand, ctxs: dict, judged: list,
     if cand.fallback and cand.fallback.startswith("optional"):
         return skip(cand.fallback)
     missing: list = []
+    joined = _joined_elsewhere(code, cand)
     for ctx in ctxs.values():
         path, top, why = _resolve(cand, ctx)
-        why = why or _unjudgeable(job, ctx, path, top)
+        why = why or joined or _unjudgeable(job, ctx, path, top)
         made = _made_by_job(job, code, cand, ctx, path) if not why else ""
         if why or made:
             return skip(why or f"made by the job: {made}")
@@ -264,14 +267,51 @@ def _made_by_job(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) ->
 
 
 MKDIRS = {"os.makedirs", "makedirs", "os.mkdir"}
+JOINS = {"os.path.join", "path.join", "join", "posixpath.join", "Path", "pathlib.Path",
+         "PurePath"}
+
+
+def _config_key(cand: Cand) -> Optional[str]:
+    """The last name of a config candidate's key (`TEST.test_filename` → test_filename)."""
+    m = re.match(r"config key (\S+) in ", cand.source)
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(1)) if m else []
+    return names[-1] if names else None
+
+
+def _mentions(node: ast.AST, key: str) -> bool:
+    return bool(re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])",
+                          ast.unparse(node)))
+
+
+def _joined_elsewhere(code: CodeLoads, cand: Cand) -> str:
+    """Why a relative config value is not judged against the working directory: the code
+    joins it under another directory (`join(save_dir, args.test_filename)`, `Path(d,
+    cfg.name)`, `d / cfg.name`, `d.joinpath(cfg.name)`), which the doctor does not
+    resolve; "" when no code does."""
+    key = _config_key(cand)
+    if key is None or os.path.isabs(cand.written) or cand.written.startswith(("$", "~")):
+        return ""
+    for call, _fn, rel in code.calls:
+        f = _dotted(call.func)
+        tail = call.args[1:] if f in JOINS else call.args if isinstance(
+            call.func, ast.Attribute) and call.func.attr == "joinpath" else []
+        if any(_mentions(a, key) for a in tail):
+            return (f"the code joins it under another directory ({rel}:{call.lineno}: "
+                    f"`{ast.unparse(call)[:70]}`): not relative to the working directory")
+    for rel, tree in code.trees.items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and \
+                    _mentions(node.right, key) and not isinstance(node.left, ast.Constant):
+                return (f"the code joins it under another directory ({rel}:{node.lineno}: "
+                        f"`{ast.unparse(node)[:70]}`): not relative to the working directory")
+    return ""
 
 
 def _code_makes_dir(code: CodeLoads, cand: Cand) -> str:
     """Where the code creates the candidate directory (`os.makedirs(cfg.features_dir)`,
     `out = Path(cfg["features_dir"]); out.mkdir(parents=True)`): the call names the
     config key of the candidate, or the same constant path; "" when none does."""
-    m = re.match(r"config key (\S+) in ", cand.source)
-    key = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(1))[-1] if m else None
+    key = _config_key(cand)
     for call, fn, rel in code.calls:
         if _dotted(call.func) in MKDIRS:
             arg: Optional[ast.AST] = call.args[0] if call.args else None

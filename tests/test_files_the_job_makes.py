@@ -158,3 +158,27 @@ def test_a_directory_no_one_makes_is_still_a_warning(tmp_path):
     [f] = r["findings"]
     assert (r["status"], f["severity"]) == ("fail", "warning"), r
     assert f["location"] == {"path": "conf/train.yaml", "line": 1}
+
+
+def test_a_file_name_the_code_joins_under_another_directory_is_not_judged_here(tmp_path):
+    # `ckpt_file: model.pt` read as join(cfg["out_dir"], cfg["ckpt_file"]): not a file
+    # of the working directory; the doctor says why it does not judge it
+    train = """\
+        import os, sys
+        import torch, yaml
+        cfg = yaml.safe_load(open(sys.argv[2]))
+        state = torch.load(os.path.join(cfg["run_root"], cfg["ckpt_file"]))
+        """
+    repo = _repo(tmp_path / "repo", {"train.py": train, "conf/train.yaml": "ckpt_file: model.pt\n",
+                                     "job.sbatch": _sbatch("srun python train.py --config "
+                                                           "conf/train.yaml")})
+    r = _run(repo, "prerequisite-missing", "--config", str(repo / "conf/train.yaml"))
+    assert r["status"] == "skip" and not r["findings"], r
+    [note] = r["facts"]["prerequisites"]["skipped"]
+    assert note["path"] == "model.pt" and "joins it under another directory (train.py:4" in \
+        note["why"], note
+    # the same name read where it is written (the working directory): judged, missing
+    (repo / "train.py").write_text(textwrap.dedent(train).replace(
+        'os.path.join(cfg["run_root"], cfg["ckpt_file"])', 'cfg["ckpt_file"]'))
+    r = _run(repo, "prerequisite-missing", "--config", str(repo / "conf/train.yaml"))
+    assert [f["data"]["path"] for f in r["findings"]] == ["model.pt"], r

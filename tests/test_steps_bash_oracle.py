@@ -45,6 +45,12 @@ with open(os.path.join({records!r}, uuid.uuid4().hex + ".json"), "w") as f:
     f.write(json.dumps(rec))
 '''
 
+# sbatch runs its --wrap command as a shell script (`#!/bin/sh` and the command)
+SBATCH = '''#!/bin/bash
+for a in "$@"; do case "$a" in --wrap=*) exec bash -c "${a#--wrap=}" ;; esac; done
+exit 1
+'''
+
 # srun's options as the scripts below use them (a value in the next word, or `=`)
 SRUN = '''#!/bin/bash
 while [ $# -gt 0 ]; do
@@ -90,6 +96,10 @@ SCRIPTS = {
     'ARGS=(pretrain_gpt.py --lr "0.1" \\\n  --train-iters 10)\nARGS+=(--bf16)\n'
     'srun python "${ARGS[@]}"\n',
     # ${LAUNCHER} braces, an empty SRUN_ARGS that vanishes, the command split over lines
+    # a launcher script that submits the training as `sbatch --wrap`: its own batch job
+    "sbatch_wrap.sh": "#!/bin/bash\n" + PRE + 'sbatch --gres=gpu:4 --time=20:00:00 '
+    '--wrap="module purge; module load pytorch-gpu; python3 pretrain_gpt.py --lr 0.1 '
+    '--train-iters 10"\n',
     "braces.slurm": HEAD + PRE + LAUNCHER.replace('SRUN_ARGS="--wait=60 --kill-on-bad-exit=1"',
                                                   'SRUN_ARGS=""') +
     'srun $SRUN_ARGS bash -c "${LAUNCHER} --node_rank \\$SLURM_PROCID ${CMD}"\n',
@@ -112,7 +122,8 @@ def _stubs(tmp: Path, records: Path) -> Path:
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
     for name, text in (("python", RECORD.format(python=sys.executable, records=str(records))),
-                       ("srun", SRUN), ("clear", "#!/bin/sh\n"), ("tee", "#!/bin/sh\ncat\n")):
+                       ("srun", SRUN), ("sbatch", SBATCH), ("module", "#!/bin/sh\n"),
+                       ("clear", "#!/bin/sh\n"), ("tee", "#!/bin/sh\ncat\n")):
         p = bin_dir / name
         p.write_text(text)
         p.chmod(p.stat().st_mode | stat.S_IEXEC)

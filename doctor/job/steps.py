@@ -165,6 +165,7 @@ class _Ctx:
     budget: Any = None   # the walk's _Budget (one object for every copy of the _Ctx)
     # the shell's arrays (`ARGS=(train.py --lr 1)`): name -> the elements, expanded
     arrays: dict = field(default_factory=dict)
+    wrapped: bool = False   # inside `sbatch --wrap="..."`: a batch script of its own
 
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
@@ -198,8 +199,9 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     return steps
 
 
-# Launchers that start the program on more than one process, each adding a level.
-DISTRIBUTED = ("srun", "mpirun", "torchrun", "accelerate", "deepspeed")
+# Launchers that start the program on more than one process (or, sbatch --wrap, as a
+# job of its own with its own resources), each adding a level.
+DISTRIBUTED = ("srun", "mpirun", "torchrun", "accelerate", "deepspeed", "sbatch")
 
 
 def training_step(steps: list) -> Step:
@@ -207,9 +209,10 @@ def training_step(steps: list) -> Step:
     program (a script path, `-m module`, a console script):
     1. the one under the most levels of distributed launchers: `srun`/`mpirun`, then
        `torchrun`, `accelerate launch` or `deepspeed` (`srun … bash -c "$LAUNCHER
-       $CMD"` is two); a `python tools/preprocess.py` the batch step runs once is none;
-    2. then the one with the most ranks (nodes × ranks per node; a count the job leaves
-       to the cluster counts as two);
+       $CMD"` is two), and `sbatch --wrap` (a job of its own); a `python
+       tools/preprocess.py` the batch step runs once is none;
+    2. then the one with the most ranks (nodes × ranks per node; under a launcher, a
+       count the job leaves to the cluster counts as two);
     3. then the one with the most arguments: the training command carries the model's
        configuration, an evaluation or conversion line a few paths;
     4. then the first in the script.
@@ -220,12 +223,16 @@ def training_step(steps: list) -> Step:
     if not runs:
         return steps[-1]
 
-    def world(s: Step) -> int:
-        nodes, ranks = s.nodes.value, s.ranks_per_node.value
-        return (nodes if nodes is not None else 2) * (ranks if ranks is not None else 2)
+    def level(s: Step) -> int:
+        return sum(x.kind in DISTRIBUTED for x in s.chain)
 
-    return max(runs, key=lambda s: (sum(x.kind in DISTRIBUTED for x in s.chain), world(s),
-                                    len(s.args), -runs.index(s)))
+    def world(s: Step) -> int:
+        unknown = 2 if level(s) else 1
+        nodes, ranks = s.nodes.value, s.ranks_per_node.value
+        return (nodes if nodes is not None else unknown) * \
+            (ranks if ranks is not None else unknown)
+
+    return max(runs, key=lambda s: (level(s), world(s), len(s.args), -runs.index(s)))
 
 
 # ---- counts ------------------------------------------------------------
@@ -402,6 +409,24 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             local.shell = state
             i += 1 + n
             continue
+        if base == "sbatch" and ctx.depth < MAX_DEPTH:
+            code = _wrap_code(rest, local)
+            if code is None:
+                return
+            # `sbatch --gres=gpu:4 --wrap="module load x; python3 -m src.train ..."`: Slurm
+            # runs the code as the batch script of a new job with this environment
+            # (--export=ALL); its options are that job's counts, as #SBATCH lines are
+            wrapped = dict(counts)
+            read_srun(rest, local.copy(), script, line, wrapped)
+            wrapped.pop("srun", None)
+            chain.append(Launcher("sbatch", tuple(word_of(w, local) for w in words[i:]),
+                                  script.rel, line))
+            snippet = SbatchScript(path=script.path, rel=script.rel, text=code)
+            snippet.commands = _commands_at(code, line)
+            _walk_commands(snippet, local.child(), replace(
+                ctx, chain=tuple(chain), counts=wrapped, container=container,
+                depth=ctx.depth + 1, wrapped=True), steps, "inner")
+            return
         if base in ("mpirun", "mpiexec"):
             n = read_mpirun(rest, local, script, line, counts)
             chain.append(Launcher("mpirun", tuple(words[i:i + 1 + n]), script.rel, line))
@@ -511,6 +536,17 @@ def _literal(text: str) -> str:
 
 
 _REDIRECT = re.compile(r"^(\d*|&)(>>?|<<?-?|<<<|>&|<&)(.*)$")
+
+
+def _wrap_code(words: list, state: EnvState) -> Optional[str]:
+    """The command of `sbatch ... --wrap=CMD` (or `--wrap CMD`); None without one."""
+    for i, raw in enumerate(words):
+        w = word_of(raw, state)
+        if w.startswith("--wrap="):
+            return w[len("--wrap="):]
+        if w == "--wrap" and i + 1 < len(words):
+            return word_of(words[i + 1], state)
+    return None
 
 
 def _without_redirects(words: list) -> list:
@@ -676,7 +712,7 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
         # step's working directory, which is what a relative entry means
         entry, args = _PWD_PREFIX.sub("", w), tuple(words[i + 1:])
         break
-    if ctx.batch is not None and ctx.batch.directives and \
+    if (ctx.wrapped or ctx.batch is not None and ctx.batch.directives) and \
             not {x.kind for x in chain} & {"srun", "mpirun", "deepspeed"}:
         # Not under srun: Slurm runs the batch script once, on the job's first node, so
         # the program starts once there whatever --nodes/--ntasks-per-node say.

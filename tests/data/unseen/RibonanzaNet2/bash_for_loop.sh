@@ -1,0 +1,3 @@
+for i in {1..16}; do
+  echo $i
+done

@@ -1,0 +1,1 @@
+/lustre/fs0/scratch/shujun/miniconda3/envs/torch/bin/accelerate launch --config_file DDP.yaml run.py --compile false

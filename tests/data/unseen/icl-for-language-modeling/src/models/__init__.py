@@ -1,0 +1,2 @@
+from .transformer import *
+from .icl import *

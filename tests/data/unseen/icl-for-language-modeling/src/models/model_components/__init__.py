@@ -1,0 +1,3 @@
+from .transformer_components import *
+from .icl_components import *
+from .model_util import *

@@ -1,0 +1,4 @@
+from .lightning import *
+from .checkpoints import *
+from .training import *
+from .evaluation import *

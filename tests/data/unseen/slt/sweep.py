@@ -1,0 +1,3 @@
+from signjoey.training import train
+
+train('configs/phoenix.yaml', sweep=True)
