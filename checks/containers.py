@@ -183,7 +183,9 @@ def container_binds_missing(job: Job) -> Iterator[Finding]:
     - A multi-node step without the site's `fabric_binds`: warning.
 
     Precision: a path with a variable the doctor cannot resolve, a working
-    directory it cannot know, a `module load` that may set the bind variables,
+    directory it cannot know, a `module load` that may set the bind variables (one
+    the site profile's `modules` does not describe: LUMI's singularity-AI-bindings sets
+    the SINGULARITY_BIND the profile gives),
     or `--rocm`/`--nv` (which bind the libraries the site's *liblist.conf
     names) make a finding a warning.
 

@@ -27,7 +27,7 @@ SCHEMA: dict = {
     "site": {"profile": str, "shared_paths": list, "local_paths": list, "compute_network": bool,
              "gpus_per_node": int, "name": str, "symlinked_paths": list, "default_binds": list,
              "fabric_binds": list, "gpu_libraries": list, "partitions": dict,
-             "cluster": str},
+             "cluster": str, "modules": dict},
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
               "world_size": int, "backend": str},
     "waivers": list,
@@ -68,6 +68,20 @@ def check_partitions(parts: Any, where: str) -> None:
                     isinstance(value, int) and value < 0):
                 kind = "a whole number, 0 or more" if want is int else "a string"
                 raise InputError(f"{where}: partitions.{part}.{key}: {value!r} is not {kind}")
+
+def check_modules(mods: Any, where: str) -> None:
+    """`modules`: module name → the variables loading it sets (name → text)."""
+    if not isinstance(mods, dict):
+        raise InputError(f"{where}: modules must be a mapping of module names")
+    for name, env in mods.items():
+        if not isinstance(env, dict):
+            raise InputError(f"{where}: modules.{name} must be a mapping of variables")
+        for var, value in env.items():
+            if not (isinstance(var, str) and re.fullmatch(r"[A-Za-z_]\w*", var)):
+                raise InputError(f"{where}: modules.{name}: {var!r} is not a variable name")
+            if not isinstance(value, str):
+                raise InputError(f"{where}: modules.{name}.{var}: {value!r} is not a string")
+
 
 def _text(v: Any) -> bool:
     return isinstance(v, str) and v.strip() != ""
@@ -246,6 +260,8 @@ def parse_settings(data: Any, where: str) -> Settings:
     _check_values(data, where)
     if isinstance(data.get("site"), dict) and data["site"].get("partitions") is not None:
         check_partitions(data["site"]["partitions"], f"{where}: site")
+    if isinstance(data.get("site"), dict) and data["site"].get("modules") is not None:
+        check_modules(data["site"]["modules"], f"{where}: site")
     s = Settings(path=where)
     for key in ("select", "ignore", "configs", "caches"):
         if data.get(key) is not None:

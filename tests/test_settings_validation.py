@@ -65,6 +65,10 @@ BAD_YAML = [
     ("site: {cluster: ''}",  # no ClusterName is '': every job would be another cluster's
      "site.cluster: '' is not a Slurm ClusterName, such as lumi"),
     ("site: {cluster: [lumi]}", "site.cluster must be a str, not list"),
+    ("site: {modules: {my-binds: [/scratch]}}",  # a list where the variables go
+     "site: modules.my-binds must be a mapping of variables"),
+    ("site: {modules: {my-binds: {SINGULARITY_BIND: 3}}}",
+     "site: modules.my-binds.SINGULARITY_BIND: 3 is not a string"),
     ("configs: ['']",  # internal error: Unacceptable pattern
      "configs[0]: '' is not a glob such as configs/*.yaml"),
     ("caches: ['']",  # scanned the current directory

@@ -36,6 +36,7 @@ from doctor.job.launchers import (ASSIGN, PYTHON, Count, read_container,
                                   read_env_command, read_launcher, read_mpirun, read_srun,
                                   srun_export, word_of)
 from doctor.job.sbatch import SbatchScript, load_sbatch
+from doctor.sites import module_env
 from doctor.job.shell import (PREFIXES, array_items, expand, prefix_words, split_commands,
                                unquote)
 
@@ -344,6 +345,12 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             continue
         if argv0 in ("module", "ml", "conda", "spack", "eval") and not (
                 len(cmd.argv) > 1 and cmd.argv[1] in READ_ONLY_SUBCOMMANDS):
+            # a module the site profile knows sets what the profile says (doctor/sites)
+            known = module_env(ctx.job.site, cmd.argv) if argv0 in ("module", "ml") else None
+            for var, value, _name in known or ():
+                state.assign(var, value, script, cmd.line, "module", exported=True)
+            if known is not None:
+                continue
             state.notes.append(f"{script.rel}:{cmd.line}: `{' '.join(cmd.argv)}` may set "
                                "variables the doctor cannot see")
             continue
@@ -507,25 +514,38 @@ def _fields(words: list, state: EnvState, arrays: dict) -> list:
                 out += [_literal(x) for x in items] if m.group(1) else \
                     [_literal(f) for x in items for f in x.split()]
             continue
-        if "$" in raw and not _NO_SPLIT.search(raw) and _splittable(raw, state):
+        if "$" in raw and not _NO_SPLIT.search(raw):
             text = word_of(raw, state)
             if text != raw and (not text or _BLANKS.search(text)):
-                out += [_literal(f) for f in text.split()]
+                out += [_literal(f) for f in _split(text, _opaque_pieces(raw, state))]
                 continue
         out.append(raw)
     return out
 
 
-def _splittable(raw: str, state: EnvState) -> bool:
-    """Whether the values the word names can be split where their blanks are: not when a
-    piece the doctor could not read holds blanks (`$(srun -w "$n" hostname -i)` is one
-    word of the host's IP address, not five words)."""
+def _opaque_pieces(raw: str, state: EnvState) -> list:
+    """The pieces of the values the word names that the doctor could not read and that
+    hold blanks (`$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)`): each is
+    kept one word, as its output (a host name) most likely is."""
     shell = state.shell or state
+    out: list = []
     for name in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", raw):
         v = shell.values.get(name)
-        if v is not None and any(_BLANKS.search(u) for u in v.unresolved):
-            return False
-    return True
+        out += [u for u in (v.unresolved if v is not None else ()) if _BLANKS.search(u)]
+    return sorted(set(out), key=len, reverse=True)
+
+
+def _split(text: str, opaque: list) -> list:
+    """text split at its blanks, except inside the opaque pieces."""
+    keep: dict = {}
+    for i, piece in enumerate(opaque):
+        if piece in text:
+            keep[f"\0{i}\0"] = piece
+            text = text.replace(piece, f"\0{i}\0")
+    fields = text.split()
+    for mark, piece in keep.items():
+        fields = [f.replace(mark, piece) for f in fields]
+    return fields
 
 
 def _literal(text: str) -> str:

@@ -20,7 +20,8 @@ known = known_profiles  # the built-in profiles' names (they live in settings: i
 SCONTROL_TIMEOUT_S = 3.0
 # the keys of a profile that are site values (the rest: name, summary, detect)
 VALUE_KEYS = ("shared_paths", "local_paths", "compute_network", "gpus_per_node",
-              "symlinked_paths", "default_binds", "fabric_binds", "gpu_libraries", "partitions")
+              "symlinked_paths", "default_binds", "fabric_binds", "gpu_libraries", "partitions",
+              "modules")
 
 
 def load(name: str) -> dict:
@@ -86,4 +87,23 @@ def effective(settings_site: dict, detect_now: Callable[[], tuple]) -> dict:
         out["detected_by"] = how
     if overrides:
         out["overrides"] = overrides
+    return out
+
+
+def module_env(site: dict, argv: list) -> Optional[list]:
+    """What `module load A B/1.2` (or `ml A`) sets, as [(variable, value, module)], when
+    the site profile knows every module it loads (`modules:`); None otherwise (the
+    command may set variables the doctor cannot see)."""
+    from doctor.job.platform import loaded_modules
+
+    known = site.get("modules") or {}
+    names = loaded_modules(argv)
+    if not names or not known:
+        return None
+    out = []
+    for name in names:
+        env = known.get(name) if name in known else known.get(name.split("/")[0])
+        if env is None:
+            return None
+        out += [(var, value, name) for var, value in env.items()]
     return out
