@@ -1,0 +1,161 @@
+"""The doctor on a real public checkout vs `ruff check --no-cache --select E,F .`, in CPU time.
+
+Generated trees mislead (issue 26: 90k generated files took 5 s, Megatron-LM's 1,344 real
+ones 45 s of CPU), so this takes any checkout. Three commands run in alternating rounds in
+the checkout, each as a user runs it (the whole CLI process); what is compared is the CPU
+time (user + sys) of the child process and everything it started, from os.wait4:
+
+  A  doctor run --static --sbatch JOB     (the job's own code)   goal: A <= 1.0 x ruff
+  B  ruff check --no-cache --select E,F . (the whole repo)
+  C  doctor run --static                  (every job script)     goal: C <= 3.0 x ruff
+
+After the rounds it prints the exit code and the failing findings (errors first) of A and C.
+
+    python benchmarks/bench_realrepos.py CHECKOUT [--sbatch JOB]... [--runs N] [--code DIR]
+
+--code runs the doctor of another source tree (a worktree of an older commit) instead of
+this one. The checkouts measured when this landed (issue 26), all from the fetch tool's
+snapshots:
+  NVIDIA/Megatron-LM         d98e8a64ddf34856e74b24714e3bedb2f5a39553
+      (job: examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh)
+  pytorch/torchtitan         b5bcd76c66d0acb1a08b176d9639425bc55e0b2a
+      (job: multinode_trainer.slurm)
+  deepspeedai/DeepSpeedExamples 45b4b7156c8794a3452a5a7d03dbd8d797068569
+      (no #SBATCH script; job: applications/DeepSpeed-Chat/training/step1_supervised_finetuning/
+       training_scripts/opt/multi_node/run_66b.sh)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from rounds import alternate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cpu_run(argv: list[str], cwd: Path, env: dict, ok: tuple[int, ...] = (0, 1, 3)) -> float:
+    """Run argv to its end; its CPU seconds (user + sys, children included). A broken
+    setup (an exit outside `ok`: 3 is a check that could not complete, still a whole run,
+    which the findings listing shows) stops the benchmark loudly."""
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=err)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in ok:
+            err.seek(0)
+            print(f"{' '.join(argv)} exited {proc.returncode}: "
+                  f"{err.read().decode(errors='replace').strip()[-400:]}", file=sys.stderr)
+            sys.exit(2)
+    return usage.ru_utime + usage.ru_stime
+
+
+def doctor_argv(code: Path | None) -> list[str]:
+    """The doctor's CLI, from `code` when given (no PYTHONPATH: the doctor reads the login
+    environment as the job's, and a PYTHONPATH there would change its findings)."""
+    if code is None:
+        return [sys.executable, "-m", "doctor"]
+    return [sys.executable, "-c",
+            f"import sys; sys.path.insert(0, {str(code)!r}); from doctor.cli import main; main()"]
+
+
+def report(argv: list[str], cwd: Path, env: dict) -> None:
+    """One more run of a doctor command, printing its exit code and failing findings."""
+    proc = subprocess.run([*argv, "--format", "json"], cwd=cwd, env=env, capture_output=True,
+                          text=True)
+    print(f"  exit {proc.returncode}")
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError:
+        print(f"  no JSON report: {proc.stderr.strip()[-300:]}")
+        return
+    found = []
+    for res in doc["results"]:
+        if res["status"] == "error":
+            found.append(("crash", res["id"], None, res["reason"]))
+        for f in res["findings"] if res["status"] == "fail" else ():
+            sev = f.get("severity", res["severity"])
+            loc = f.get("location") or {}
+            found.append((sev, res["id"], f"{loc.get('path')}:{loc.get('line')}", f["message"]))
+    order = {"crash": 0, "error": 1, "warning": 2, "info": 3}
+    for sev, cid, where, msg in sorted(found, key=lambda x: order[x[0]]):
+        if sev != "info":
+            print(f"  {sev:7} {cid} {where} {msg.splitlines()[0][:160]}")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkout", type=Path)
+    ap.add_argument("--sbatch", action="append", default=[],
+                    help="job script(s) for command A, relative to the checkout "
+                         "(default: the first tracked file holding #SBATCH)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--code", type=Path, help="doctor source tree to run (default: this one)")
+    ap.add_argument("--no-findings", action="store_true", help="skip the findings listing")
+    args = ap.parse_args()
+    repo = args.checkout.resolve()
+    jobs = args.sbatch
+    if not jobs:
+        hits = subprocess.run(["git", "grep", "-l", "^#SBATCH"], cwd=repo, capture_output=True,
+                              text=True).stdout.split()
+        if not hits:
+            print("no tracked file holds #SBATCH: name a job script with --sbatch",
+                  file=sys.stderr)
+            return 2
+        jobs = hits[:1]
+    # ruff beside this Python first: a pyenv shim in front of it would add a bash start-up
+    beside = Path(sys.executable).parent / "ruff"
+    ruff = str(beside) if beside.exists() else shutil.which("ruff")
+    if ruff is None:
+        print("ruff is not on PATH", file=sys.stderr)
+        return 2
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTHONPATH" and not k.startswith("SLURM")}
+    doctor = doctor_argv(args.code)
+    sb = [x for j in jobs for x in ("--sbatch", j)]
+    cmd_a = [*doctor, "run", "--static", "--repo", str(repo), *sb]
+    cmd_c = [*doctor, "run", "--static", "--repo", str(repo)]
+    cmd_b = [ruff, "check", "--no-cache", "--select", "E,F", "--exit-zero", "."]
+    cpu: dict[str, list[float]] = {"A doctor --sbatch": [], "B ruff": [], "C doctor whole": []}
+
+    def timed(name: str, argv: list[str]):
+        return lambda: cpu[name].append(cpu_run(argv, repo, env))
+
+    wall, _ = alternate({"A doctor --sbatch": timed("A doctor --sbatch", cmd_a),
+                         "B ruff": timed("B ruff", cmd_b),
+                         "C doctor whole": timed("C doctor whole", cmd_c)},
+                        args.runs, warmup=1)
+    for name in cpu:  # alternate() also ran the warm-up round: drop its CPU sample
+        cpu[name] = cpu[name][1:]
+    files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True,
+                           text=True).stdout.splitlines()
+    print(f"{repo.name}: {len(files)} tracked files, {sum(f.endswith('.py') for f in files)} "
+          f"Python; job: {', '.join(jobs)}; doctor: {args.code or ROOT}; "
+          f"{args.runs} alternating rounds after 1 warm-up")
+    med = {}
+    for name, ts in cpu.items():
+        med[name] = statistics.median(ts)
+        print(f"{name:18} CPU median {med[name]:7.2f} s (min {min(ts):.2f}, max {max(ts):.2f}; "
+              f"all {', '.join(f'{t:.2f}' for t in ts)})  wall median "
+              f"{statistics.median(wall[name]):.2f} s")
+    ra = med["A doctor --sbatch"] / med["B ruff"]
+    rc = med["C doctor whole"] / med["B ruff"]
+    print(f"A/ruff {ra:.2f} (goal <= 1.0: {'met' if ra <= 1.0 else 'MISSED'}); "
+          f"C/ruff {rc:.2f} (goal <= 3.0: {'met' if rc <= 3.0 else 'MISSED'})")
+    if not args.no_findings:
+        print("A:", " ".join(cmd_a[-2 * len(jobs):]))
+        report(cmd_a, repo, env)
+        print("C: whole repo")
+        report(cmd_c, repo, env)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
