@@ -699,7 +699,17 @@ def _by_tail(ctx: _Ctx, tail: str) -> Optional[Path]:
 
 
 def _repo_file(ctx: _Ctx, word: str) -> bool:
-    return _resolve_path(ctx, word) is not None   # (it looks under the repo too)
+    """A repo file the word names: resolved, or (`$REPO/tools/hub-sync.py`, run as a
+    program by its shebang) a repo file (in a directory) whose path and what follows
+    the variable the doctor does not know end alike."""
+    if _resolve_path(ctx, word) is not None:   # (it looks under the repo too)
+        return True
+    tail = _tail(word) if "$" in word else ""
+    if not tail or "$" in tail:
+        return False
+    # (`$WORK/code/bigscience/tools/hub-sync.py`: the repo's checkout on the cluster)
+    return any(r == tail or tail.endswith("/" + r) and "/" in r or r.endswith("/" + tail)
+               for r in ctx.job.every_rel_set())
 
 
 # ---- launchers -----------------------------------------------------------
