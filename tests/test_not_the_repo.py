@@ -7,7 +7,8 @@ walk stops, past doctor/job/context.py MAX_SCAN_FILES files, with exit 2 and one
 
 Each environment below plants what a check would report were it read: a collective in
 an `except:` handler (collective-on-error-path), a job script with CRLF line breaks
-(script-dos-line-breaks, read because it holds #SBATCH lines), and a symlink loop named
+(script-dos-line-breaks, read because it holds #SBATCH lines), a core dump
+(git-tracked-core-file, which reads the heads of untracked files), and a symlink loop named
 like a script, which the report counts in facts.unreadable the moment anything stats it
 (the search for job scripts stats every listed .sh): a count of 0 shows that no file of
 the environment was even looked at.
@@ -49,8 +50,10 @@ def git(repo: Path, *args: str) -> None:
                             GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
 
 
-def plant_env(env: Path, marker: str = "pyvenv.cfg") -> None:
-    """An environment at `env` holding what three checks would report, were it read."""
+def plant_env(env: Path, marker: str = "pyvenv.cfg", core: bool = True) -> None:
+    """An environment at `env` holding what three checks would report, were it read.
+    `core`: an untracked core dump too (a committed one is git's content, which the git
+    checks judge wherever it lies: it blocks a push from .venv/ as from anywhere)."""
     if marker == "pyvenv.cfg":
         (env / "pyvenv.cfg").parent.mkdir(parents=True, exist_ok=True)
         (env / "pyvenv.cfg").write_text("home = /usr/bin\nversion = 3.11.7\n")
@@ -65,6 +68,9 @@ def plant_env(env: Path, marker: str = "pyvenv.cfg") -> None:
     # ELOOP for whoever stats it: job-script discovery stats every .sh of the list
     (env / "bin" / "loop.sh").symlink_to("loop.sh")
     (env / "helper.py").write_text(BAD)               # beside the marker, not in site-packages
+    if core:   # an ELF core header (e_type 4): git-tracked-core-file reads untracked heads
+        (env / "bin" / "core.1234").write_bytes(b"\x7fELF\x02\x01\x01" + bytes(9)
+                                                + b"\x04\x00" + bytes(46))
 
 
 def project(repo: Path) -> None:
@@ -92,7 +98,7 @@ def test_environment_in_a_git_repo_is_not_read(tmp_path, env, tracked, marker):
     repo = tmp_path / "repo"
     project(repo)
     git(repo, "init", "-q")
-    plant_env(repo / env, marker)
+    plant_env(repo / env, marker, core=not tracked)
     git(repo, "add", "slurm", "train.py", *([env] if tracked else []))
     git(repo, "commit", "-q", "-m", "job")
     code, doc = run_json("--static", "--repo", str(repo), cwd=repo)
@@ -112,6 +118,8 @@ def test_the_planted_faults_are_found_outside_an_environment(tmp_path):
     assert code == 1
     assert doc["facts"]["unreadable"]["count"] >= 1, doc["facts"].get("unreadable")
     assert "lib311/bin/train.sbatch" in doc["inputs"]["sbatch"]
+    cores = next(r for r in doc["results"] if r["id"] == "git-tracked-core-file")
+    assert [f["location"]["path"] for f in cores["findings"]] == ["lib311/bin/core.1234"]
 
 
 def test_not_a_git_work_tree_small_is_walked_without_environments(tmp_path):

@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any, Callable, Iterable, NamedTuple, Optional
 
+from doctor import fs
 from doctor.model import Skip
 from doctor.proc import CmdResult, absolute_path, collect, run_cmd, start, stop, tool_path
 
@@ -201,7 +202,11 @@ def _not_regular(path: str) -> str:
 # are not ignored (a scoped run's are among its changed ones). Two gits, begun at once:
 # the first is a read of the index, the second a walk of the work tree.
 LS_FILES_TRACKED = ("ls-files", "-z", "--cached")
-LS_FILES_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard")
+# The untracked files: with fs.NOT_THE_REPO's directories as command-line ignore patterns,
+# so git does not even walk an un-ignored .venv/ or node_modules/ (torch's 14k files: 0.1 s
+# of a 0.6 s run); fs.not_the_repo still filters the list (an environment by its marker).
+LS_FILES_OTHERS = ("ls-files", "-z", "--others", "--exclude-standard",
+                   *(f"--exclude={name}/" for name in sorted(fs.NOT_THE_REPO)))
 _early: dict = {}   # (real repo path, args) -> the git begun by start_early
 
 
@@ -399,17 +404,19 @@ class GitRepo:
         return self._once("tracked", names)
 
     def untracked(self) -> list:
-        """[Blob] for untracked, not ignored regular files (about to be committed)."""
+        """[Blob] for untracked, not ignored regular files (about to be committed), but
+        none of an environment, installed packages or a cache (fs.not_the_repo): an
+        un-ignored .venv/ of 14k files is not read (stat'ed, its .so headers sniffed)."""
         return self._once("untracked", self._untracked)
 
     def _untracked(self) -> list:
         limit = self.limit()
         if limit is None:
             return []
-        res = checked(self.git("ls-files", "-z", "--others", "--exclude-standard", *limit),
-                      "ls-files --others")
+        res = checked(self.git(*LS_FILES_OTHERS, *limit), "ls-files --others")
         out = []
-        for path in (p for p in res.stdout.split("\0") if p and self.in_scope(p)):
+        names = fs.not_the_repo([p for p in res.stdout.split("\0") if p], self.root)
+        for path in (p for p in names if self.in_scope(p)):
             try:
                 st = os.stat(os.path.join(self.root, path), follow_symlinks=False)
             except OSError:
