@@ -15,7 +15,7 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.launch import resolvable, scripts_or_none, workdir
 from doctor.job.launchers import CONTAINER_VALUE
-from doctor.job.pylookup import Python, env_python, lookup
+from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.proc import tool_path
 from doctor.job.sources import python_sources, tree_of
 
@@ -263,7 +263,7 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
                        "the doctor runs nothing of the repository")
         return ("container", where,
                 [tool, "exec", *_runtime_options(job, argv[2:i], cwd), argv[i], prog])
-    env_dir = _activated(job, scripts, cwd)
+    env_dir = activated_env(scripts, cwd)
     if env_dir is not None:
         if not fs.is_dir(env_dir, job.unreadable):
             raise Skip(f"the environment the job activates ({env_dir}) is not on this node")
@@ -282,31 +282,6 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
                    f"Python ({sys.executable}); the doctor looks up modules only in the "
                    "job's own interpreter")
     return "this", f"this machine's Python ({sys.executable})", [sys.executable]
-
-
-def _activated(job: Job, scripts: list, cwd: Path) -> Optional[Path]:
-    """The last venv (`source X/bin/activate`) or conda env (`conda activate /path`)
-    the scripts activate; Skip when one is named by something the doctor cannot read."""
-    env_dir: Optional[Path] = None
-    for s in scripts:
-        for cmd in s.commands:
-            argv = list(cmd.argv)
-            if argv[:1] and argv[0] in ("source", ".") and len(argv) > 1 \
-                    and argv[1].endswith("bin/activate"):
-                target = argv[1][:-len("bin/activate")].rstrip("/") or "."
-            elif argv[:1] and argv[0] in ("conda", "mamba", "micromamba") \
-                    and "activate" in argv[1:2] and len(argv) > 2:
-                target = argv[-1]
-                if "/" not in target:
-                    raise Skip(f"the conda env `{target}` ({s.rel}:{cmd.line}) is named, not "
-                               "a path the doctor can find")
-            else:
-                continue
-            if not resolvable(target):
-                raise Skip(f"the environment activated at {s.rel}:{cmd.line} ({target}) is "
-                           "named by a variable the doctor cannot resolve")
-            env_dir = Path(target) if os.path.isabs(target) else cwd / target
-    return env_dir
 
 
 # Options of the job's container step that the lookup leaves out: they would hand the

@@ -13,10 +13,11 @@ from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
-from doctor.job.launch import resolvable, scripts_or_none, workdir
-from doctor.job.pylookup import Python, lookup
+from doctor.job.closure import step_files, sys_path_edits
+from doctor.job.launch import SRUN_CONTAINER_FLAGS, resolvable, scripts_or_none, workdir
+from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.job.shell import command_argv
-from doctor.job.sources import trees_mentioning
+from doctor.job.sources import tree_of, trees_mentioning
 
 
 # ---- package-not-importable ---------------------------------------------
@@ -69,18 +70,29 @@ def imported_modules(job: Job, tops: set) -> dict:
 def package_not_importable(job: Job) -> Iterator[Finding]:
     """The repo's packages cannot be found with the job's PYTHONPATH and working directory.
 
-    The doctor finds every package of the repo (directories with `__init__.py`
-    under `src/` or the root, or `[tool.setuptools] package-dir`) and every
-    module the repo's code imports from them, then looks each one up in a
-    child process given, as data, the job's effective environment (login
-    environment + the script's exports, including scripts it runs inside a
-    container) and the job's `sys.path[0]` (the launched script's directory, or
-    the working directory for `python -m`). The child is isolated (`python -I
-    -S`; none of the job's variables in its environment, not its LD_PRELOAD)
-    and only looks files up (`PathFinder` on the path the job's Python would build:
-    PYTHONPATH, the stdlib, the site directories and their `.pth` path lines):
-    nothing of the repo runs, not even a `sitecustomize.py` on PYTHONPATH or a
-    package's `__init__.py`.
+    For each job script's training step the doctor takes the modules of the
+    repo's packages (directories with `__init__.py` under `src/` or the root,
+    or `[tool.setuptools] package-dir`) that the step's entry and the repo
+    files it imports, transitively, import: an entry that imports only the
+    standard library has nothing to report. (Without a job script: every
+    package, and every module the repo's code imports from them.) It looks
+    each one up in a child process given, as data, the job's effective
+    environment (login environment + the script's exports, including scripts
+    it runs inside a container) and the path the job's Python builds: the
+    launched script's own directory first (the working directory for
+    `python -m`, Apptainer's `--pwd` in a container), PYTHONPATH, the
+    `sys.path.append/insert(...)` the entry makes (`os.getcwd()`,
+    `os.path.dirname(__file__)` and its `..` joins, `Path(__file__).parent`,
+    literal strings), the stdlib, and the site directories with their `.pth`
+    path lines and editable installs: those of the venv or conda env the job
+    activates (or whose `bin/python` it runs) when it is on this machine,
+    else this machine's. The child is isolated (`python -I -S`; none of the
+    job's variables in its environment, not its LD_PRELOAD) and only looks
+    files up (`PathFinder`): nothing of the repo runs, not even a
+    `sitecustomize.py` on PYTHONPATH or a package's `__init__.py`. A pyxis or
+    Container Engine step (`srun --container-image`, `--environment`) has the
+    image's own working directory and entrypoint: it is skipped, said, not
+    guessed.
 
     ## Why it matters
     A `src/` layout is not importable unless `src` is on PYTHONPATH or the
@@ -105,25 +117,58 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     if not packages:
         raise Skip("the repo has no Python packages (no directory with __init__.py "
                    "under src/ or the root)")
-    imports = imported_modules(job, set(packages))
-    names = sorted(set(packages) | set(imports))
+    skipped: list = []
+    looked = False
     for script in scripts_or_none(job):
+        step = job.step(script)
         env, inners = followed_env(job, script)
         scripts = ([script] if script else []) + inners
         cwd, cwd_from = workdir(job, script, scripts)
-        entry = _entry_dir(job.step(script), cwd)
+        if script is None:   # the login environment: every package, every import
+            entry, edits = cwd, []
+            imports = imported_modules(job, set(packages))
+            names = sorted(set(packages) | set(imports))
+        else:
+            own = _own_container(step, script)
+            if own is not None:
+                skipped.append(own)
+                continue
+            pwd, box = _container_pwd(step), step.container
+            if pwd is not None and box is not None:   # Apptainer --pwd: it starts there
+                if not (resolvable(pwd) and os.path.isabs(pwd) and fs.is_dir(Path(pwd))):
+                    skipped.append(f"{script.rel}: the container's working directory "
+                                   f"(--pwd {pwd}) is not a directory of this machine")
+                    continue
+                cwd, cwd_from = Path(pwd), f"{box.path}:{box.line} (--pwd)"
+            path = job.entry_file(step)
+            if path is None:
+                skipped.append(f"{script.rel}: " + (
+                    "no step runs a Python program" if step.entry is None else
+                    f"the entry {step.entry} is not a file of the repo the doctor can read"))
+                continue
+            # sys.path[0]: the script's own directory; for -m, the working directory
+            entry = cwd if step.entry_is_module else Path(path).parent
+            edits = sys_path_edits(job, Path(path), cwd)
+            # only what the entry and its imports import counts (closure.step_files)
+            imports = _closure_imports(job, step_files(job, step), set(packages))
+            names = sorted(imports)
+        if not names:
+            looked = True
+            continue
+        python, env_dir = _job_python(job, step, scripts, cwd)
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
         job_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
-        res = lookup(Python([sys.executable]), entry, names, job_env, job.login_env,
-                     cwd if fs.is_dir(cwd) else None, timeout=30)
+        res = lookup(python, entry, names, job_env, job.login_env,
+                     cwd if fs.is_dir(cwd) else None, timeout=30, edits=edits)
         if res.returncode != 0:
             raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
+        looked = True
         out = json.loads(res.stdout.strip().splitlines()[-1])
         pp = env.get("PYTHONPATH")
         if pp is not None and pp.channel == "entry-module":
             pp = None
         unresolved = list(pp.unresolved) if pp is not None else []
-        unresolved += _unknown_links(job, script, scripts)
+        unresolved += _unknown_links(job, script, scripts, env_dir)
         where = script.rel if script else "the login environment"
         for name in names:
             r = out["found"][name]
@@ -147,16 +192,78 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                         fix="Install the repo in editable mode in the job's environment, or "
                             "put the repo's package root first on PYTHONPATH.",
                         commands=("pip install -e .",), data=data, severity=Severity.WARNING)
+    if not looked and skipped:
+        raise Skip("; ".join(skipped))
 
 
-def _entry_dir(step, cwd: Path) -> Path:
-    """sys.path[0] of the launched program: the script's directory, or cwd for -m/-c."""
-    if step.entry is None or step.entry_is_module:
-        return cwd
-    return Path(step.entry).parent if os.path.isabs(step.entry) else (cwd / step.entry).parent
+def _closure_imports(job: Job, files: list, tops: set) -> dict:
+    """Dotted module name → (file, line) of its first absolute import, in the files the
+    step runs, of a module whose top-level package is one of `tops` (the repo's)."""
+    found: dict = {}
+    for path in files:
+        tree = tree_of(job, path)
+        for node in ast.walk(tree) if tree is not None else ():
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] in tops and name not in found:
+                    found[name] = (job.rel(path), getattr(node, "lineno", 1))
+    return found
 
 
-def _unknown_links(job: Job, script, scripts: list) -> list:
+def _own_container(step, script) -> Optional[str]:
+    """Why a pyxis/enroot (`srun --container-image`) or Container Engine (`--environment`)
+    step is not judged: its image has its own working directory and entrypoint, which
+    the doctor cannot read. None for any other step."""
+    words = [w for launcher in step.chain if launcher.kind == "srun" for w in launcher.argv]
+    words += [f"--{k}" for k in ("container-image", "environment") if script.get(k)]
+    flag = next((w.split("=", 1)[0] for w in words
+                 if w.split("=", 1)[0] in SRUN_CONTAINER_FLAGS), None)
+    if flag is None:
+        return None
+    return (f"{step.where}: the step runs in a container image (srun {flag}), whose "
+            "working directory, entrypoint and Python the doctor cannot read")
+
+
+def _container_pwd(step) -> Optional[str]:
+    """An Apptainer/Singularity step's `--pwd DIR`, where its program starts (`-W`/
+    `--workdir` is its scratch directory, not this); None when it has none."""
+    if step.container is None:
+        return None
+    argv = list(step.container.argv)
+    for i, w in enumerate(argv):
+        if w == "--pwd" and i + 1 < len(argv):
+            return argv[i + 1]
+        if w.startswith("--pwd="):
+            return w.split("=", 1)[1]
+    return None
+
+
+def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
+    """(Python, env directory or None): the venv or conda env the job activates
+    (`source X/bin/activate`, `conda activate /path`), or whose `X/bin/python` the step
+    runs, when it is on this machine: its own site directories and editable installs
+    are where the job finds the repo; else this machine's Python."""
+    try:
+        env_dir = activated_env(scripts, cwd) if scripts else None
+    except Skip:
+        env_dir = None
+    prog = step.program[0] if step.program else ""
+    if env_dir is None and "/" in prog and resolvable(prog) and \
+            os.path.basename(prog).startswith("python"):
+        exe = Path(prog) if os.path.isabs(prog) else cwd / prog
+        if exe.parent.name == "bin" and (fs.is_file(exe.parent.parent / "pyvenv.cfg") or
+                                         fs.is_dir(exe.parent.parent / "conda-meta")):
+            env_dir = exe.parent.parent
+    if env_dir is not None and fs.is_dir(env_dir, job.unreadable):
+        return env_python(env_dir, job.repo), env_dir
+    return Python([sys.executable]), None
+
+
+def _unknown_links(job: Job, script, scripts: list, env_dir: Optional[Path] = None) -> list:
     """Links between the job and its imports that the doctor cannot see: the step runs
     in a container (whose Python may have the package installed), a `cd` to a directory
     it cannot resolve, an environment activated by `conda`/`module`/`source`."""
@@ -165,7 +272,7 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
         else []
     python = step.program[0] if step.program else ""
     if python and (python.startswith(("/", "$", "~")) or "/" in python) and \
-            step.container is None:
+            step.container is None and env_dir is None:
         out.append(f"{python} (another environment than this machine's Python, which the "
                    "lookup used) has it installed")
     if step.container is not None:
@@ -179,9 +286,9 @@ def _unknown_links(job: Job, script, scripts: list) -> list:
                 out.append(f"the job runs from `cd {argv[1]}` ({s.rel}:{cmd.line}), "
                            "which the doctor cannot resolve")
                 break
-            if argv[0] in ("conda", "mamba", "micromamba") and "activate" in argv \
-                    or argv[0] in ("source", ".") and len(argv) > 1 \
-                    and argv[1].endswith("/activate"):
+            if env_dir is None and (argv[0] in ("conda", "mamba", "micromamba")
+                                    and "activate" in argv or argv[0] in ("source", ".")
+                                    and len(argv) > 1 and argv[1].endswith("/activate")):
                 out.append(f"the environment activated at {s.rel}:{cmd.line} has it installed")
     return out
 

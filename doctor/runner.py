@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Optional
 from doctor import __version__
 from doctor.job.context import Job
 from doctor.errors import InputError
+from doctor.job.closure import cap
 from doctor.model import Finding, Report, Result, Severity, Skip, Status
 from doctor.registry import CheckSpec, all_checks, checks_named, node_fact
 from doctor.secrets import secret_values
@@ -127,6 +128,8 @@ def run_one(spec: CheckSpec, job: Job) -> Result:
 def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
             reason: Optional[str], duration: float) -> Result:
     override = job.settings.severity.get(spec.id)
+    # a finding in code that no step of the job runs is at most a warning (closure.cap)
+    findings = cap(job, findings, spec.severity)
     # every finding carries its effective severity (the report shows it per finding)
     findings = [replace(f, severity=override or f.severity or spec.severity) for f in findings]
     if override is not None:

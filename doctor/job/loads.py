@@ -125,7 +125,9 @@ class CodeLoads:
 
     def __init__(self, job: Job):
         self.job = job
-        self.trees = {job.rel(p): t for p, t in python_trees(job)}
+        # every module: a file's producer is often a script no job step runs, and
+        # _job_modules says which modules the job reaches
+        self.trees = {job.rel(p): t for p, t in python_trees(job, whole=True)}
         self.mods = _module_names(self.trees)
         self.fns: list = []
         self.calls: list = []       # (call, enclosing Fn or None, rel)

@@ -12,10 +12,11 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Mapping, NamedTuple, Optional
+from typing import Mapping, NamedTuple, Optional, Sequence
 
-from doctor import fs
+from doctor import Skip, fs
 from doctor.proc import CmdResult, run_cmd
+from doctor.job.launch import resolvable
 from doctor.pychild import child_env
 
 # Runs in a child, isolated (`-I -S`: no site, no user site, no PYTHON* variables,
@@ -36,9 +37,11 @@ LOOKUP_CHILD = r"""
 import ast, importlib.machinery as m, json, os, site, sys
 entry, names, env = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 data_prefix = sys.argv[4]
+edits = json.loads(sys.argv[5]) if len(sys.argv) > 5 else []   # the entry's sys.path edits
 os.environ.clear()
 os.environ.update(env)   # as data: site's user directory reads HOME and PYTHONUSERBASE
-path = [] if env.get("PYTHONSAFEPATH") else [entry]
+path = [d for d, first in edits if first]
+path += [] if env.get("PYTHONSAFEPATH") else [entry]
 path += [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
 editable = {}
 
@@ -115,9 +118,14 @@ if not ours_base:   # the doctor's Python reads an env it does not run: its vers
 path += stdlib
 system_site = cfg is None or cfg.get("include-system-site-packages", "").lower() == "true"
 
-def layout(p):   # where a venv (and a foreign base) keeps its site-packages
-    return [os.path.join(p, lib, "python" + version, "site-packages")
-            for lib in dict.fromkeys([sys.platlibdir, "lib"])]
+def layout(p, distro=False):   # where a venv (and a foreign base) keeps its site-packages
+    out = [os.path.join(p, lib, "python" + version, "site-packages")
+           for lib in dict.fromkeys([sys.platlibdir, "lib", "lib64"])]
+    if distro:   # Debian/Ubuntu's own Python: dist-packages, /usr/local's first
+        out = [os.path.join(p, "local", "lib", "python" + version, "dist-packages"),
+               os.path.join(p, "lib", "python3", "dist-packages"),
+               os.path.join(p, "lib", "python" + version, "dist-packages")] + out
+    return out
 
 if not env.get("PYTHONNOUSERSITE") and system_site:
     add_site(site.getusersitepackages() if version == ours else
@@ -125,8 +133,9 @@ if not env.get("PYTHONNOUSERSITE") and system_site:
 for d in layout(prefix) if venv or not ours_base else site.getsitepackages([prefix]):
     add_site(d)
 if venv and system_site:
-    for d in site.getsitepackages([base]) if ours_base else layout(base):
+    for d in site.getsitepackages([base]) if ours_base else layout(base, True):
         add_site(d)
+path += [d for d, first in edits if not first and d not in path]
 
 def top_spec(name):
     for finder in (m.BuiltinImporter, m.FrozenImporter):
@@ -209,11 +218,41 @@ def _runnable(exe: str, repo: Path) -> bool:
 
 
 def lookup(python: Python, entry: Path, names: list, job_env: Mapping[str, str],
-           login_env: Mapping[str, str], cwd: Optional[Path], timeout: float) -> CmdResult:
+           login_env: Mapping[str, str], cwd: Optional[Path], timeout: float,
+           edits: Sequence = ()) -> CmdResult:
     """Look `names` up as the job's Python would find them (LOOKUP_CHILD), with `python`,
     from `cwd`; `job_env`: the job's variables, handed over as data; the child runs in
-    the doctor's own environment (child_env)."""
+    the doctor's own environment (child_env). `edits`: (directory, first) of the entry's
+    own sys.path.insert(0, …) (first) and append (last) (closure.sys_path_edits)."""
     data = {k: job_env[k] for k in READ_VARS if k in job_env}
     return run_cmd([*python.argv, "-I", "-S", "-c", LOOKUP_CHILD, str(entry), json.dumps(names),
-                    json.dumps(data), str(python.prefix or "")], timeout=timeout,
-                   env=child_env(login_env), cwd=str(cwd) if cwd is not None else None)
+                    json.dumps(data), str(python.prefix or ""),
+                    json.dumps([[str(d), bool(first)] for d, first in edits])],
+                   timeout=timeout, env=child_env(login_env),
+                   cwd=str(cwd) if cwd is not None else None)
+
+
+def activated_env(scripts: list, cwd: Path) -> Optional[Path]:
+    """The last venv (`source X/bin/activate`) or conda env (`conda activate /path`)
+    the scripts activate (a relative one from `cwd`); Skip when one is named by
+    something the doctor cannot read."""
+    env_dir: Optional[Path] = None
+    for s in scripts:
+        for cmd in s.commands:
+            argv = list(cmd.argv)
+            if argv[:1] and argv[0] in ("source", ".") and len(argv) > 1 \
+                    and argv[1].endswith("bin/activate"):
+                target = argv[1][:-len("bin/activate")].rstrip("/") or "."
+            elif argv[:1] and argv[0] in ("conda", "mamba", "micromamba") \
+                    and "activate" in argv[1:2] and len(argv) > 2:
+                target = argv[-1]
+                if "/" not in target:
+                    raise Skip(f"the conda env `{target}` ({s.rel}:{cmd.line}) is named, not "
+                               "a path the doctor can find")
+            else:
+                continue
+            if not resolvable(target):
+                raise Skip(f"the environment activated at {s.rel}:{cmd.line} ({target}) is "
+                           "named by a variable the doctor cannot resolve")
+            env_dir = Path(target) if os.path.isabs(target) else cwd / target
+    return env_dir

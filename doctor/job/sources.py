@@ -36,29 +36,39 @@ def python_texts(job) -> list:
 
 
 def raw_texts(job, whole: bool = False) -> list:
-    """[(str path, bytes)]: python_texts without a Path per file; `whole`: every source
-    even in a scoped run, for a judgement about all of the code. Each is read by name
-    (one open, fstat and read: no stat first; a file git lists that is gone is skipped)."""
-    whole = whole and job.scope is not None
+    """[(str path, bytes)]: python_texts without a Path per file. What the code checks
+    judge: in a scoped run the changed files and what ties them to a job; in a full run
+    with job scripts, what their steps run (doctor/job/closure.py job_files); with none,
+    the repo's sources less its tests. `whole`: every source of the repo, tests too, for
+    a judgement about all of the code. Each is read by name (one open, fstat and read:
+    no stat first; a file git lists that is gone is skipped)."""
+    from doctor.job.closure import is_test, job_files   # (closure reads trees from here)
 
-    def read_all() -> list:
-        if job.scope is not None and not whole:
-            paths = [str(p) for p in python_paths(
-                job, [r for r in job.repo_rels() if r.endswith(".py")])]
-        else:
-            top = str(job.repo).rstrip("/") + "/"
-            paths = [top + r for r in (job.every_rel() if whole else job.repo_rels())
-                     if r.endswith(".py")]
+    def read(paths: list) -> list:
         if len(paths) >= SAY_READING:
             job.say(f"reading {len(paths):,} Python sources")
         return [(p, text) for p in paths
                 if (text := _read_source(p, job.unreadable)) is not None]
-    return job.memo(("raw_texts", whole), read_all)
+
+    def read_all() -> list:
+        top = str(job.repo).rstrip("/") + "/"
+        return read([top + r for r in job.every_rel() if r.endswith(".py")])
+
+    def read_job() -> list:
+        if job.scope is not None:
+            return read([str(p) for p in python_paths(
+                job, [r for r in job.repo_rels() if r.endswith(".py")])])
+        tied = job_files(job)
+        if tied is not None:
+            return read([str(p) for p in tied])
+        top = len(str(job.repo).rstrip("/")) + 1
+        return [(p, text) for p, text in raw_texts(job, True) if not is_test(p[top:])]
+    return job.memo(("raw_texts", True), read_all) if whole else \
+        job.memo(("raw_texts", False), read_job)
 
 
 def text_of(job, path: Any, whole: bool = False) -> Optional[bytes]:
     """The bytes python_texts read of `path`, None when it is not one of them."""
-    whole = whole and job.scope is not None
     texts = job.memo(("text_by_path", whole), lambda: dict(raw_texts(job, whole)))
     return texts.get(os.fspath(path))
 
@@ -118,14 +128,14 @@ def _tree(job, path: Path, text: Optional[bytes]) -> Optional[ast.AST]:
     return cache.setdefault(key, tree)
 
 
-def python_trees(job) -> list:
-    """[(path, AST)] of every repo Python source that parses. Parsed once per run, and
-    the costliest read in a large repo: prefer trees_mentioning where a check looks for
-    particular names."""
+def python_trees(job, whole: bool = False) -> list:
+    """[(path, AST)] of the sources raw_texts lists (`whole`: every one of the repo)
+    that parse. Parsed once per run, and the costliest read in a large repo: prefer
+    trees_mentioning where a check looks for particular names."""
     def parse_all() -> list:
-        return [(Path(p), t) for p, text in raw_texts(job)
+        return [(Path(p), t) for p, text in raw_texts(job, whole)
                 if (t := _tree(job, p, text)) is not None]
-    return job.memo("python_trees", parse_all)
+    return job.memo(("python_trees", whole), parse_all)
 
 
 def tree_of(job, path: Path) -> Optional[ast.AST]:
@@ -142,7 +152,6 @@ def trees_mentioning(job, *needles: bytes, whole: bool = False) -> list:
         hits = _mentioning(job, whole, needles)
         return [(Path(texts[i][0]), t) for i in sorted(hits)
                 if (t := _tree(job, texts[i][0], texts[i][1])) is not None]
-    whole = whole and job.scope is not None
     return job.memo(("trees_mentioning", needles) + (("whole",) if whole else ()), find)
 
 
@@ -212,22 +221,22 @@ def python_paths(job: Any, listed: list) -> list:
         seen[rel] = path
         tree = tree_of(job, path)
         if tree is not None:
-            todo += [job.repo / r for r in _imported(tree, rel, known) if r not in seen]
+            todo += [job.repo / r for r in imported_files(tree, rel, known) if r not in seen]
     return list(seen.values())
 
 
-def _imported(tree: ast.AST, rel: str, known: set) -> list:
-    """Repo files that `tree`'s imports may name (as modules of the repo root or src/,
-    relative to the file, or beside it as a script's sys.path[0])."""
+def imported_files(tree: ast.AST, rel: str, known: set, roots: tuple = ()) -> list:
+    """Repo files that `tree`'s imports may name (as modules of the repo root, src/,
+    `roots` (the entry's sys.path, "dir/"), relative to the file, or beside it as a
+    script's sys.path[0]); `importlib.import_module("literal")` too. Every import, a
+    function's as well: it may run."""
     here = rel.rpartition("/")[0]
-    roots = ("", "src/", f"{here}/" if here else "")
+    roots = ("", "src/", f"{here}/" if here else "") + tuple(roots)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for a in node.names:   # `import a.b.c` runs a, a.b and a.b.c
-                parts = a.name.split(".")
-                out += _files(["/".join(parts[:i]) for i in range(1, len(parts) + 1)],
-                              known, roots)
+                out += _files(_prefixes(a.name), known, roots)
         elif isinstance(node, ast.ImportFrom):
             if node.level:   # relative to the file's package, `level - 1` directories up
                 dirs = here.split("/") if here else []
@@ -237,10 +246,22 @@ def _imported(tree: ast.AST, rel: str, known: set) -> list:
                 head = node.module.replace(".", "/")
             else:
                 continue
-            # the module, and each name that may be a submodule of it
-            out += _files([head] + [f"{head}/{a.name}" for a in node.names], known,
+            # the module, its packages, and each name that may be a submodule of it
+            mods = [head] if node.level else _prefixes(head.replace("/", "."))
+            out += _files(mods + [f"{head}/{a.name}" for a in node.names], known,
                           ("",) if node.level else roots)
+        elif isinstance(node, ast.Call) and dotted(node.func) in (
+                "importlib.import_module", "import_module", "__import__") and node.args \
+                and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and not node.args[0].value.startswith("."):
+            out += _files(_prefixes(node.args[0].value), known, roots)
     return out
+
+
+def _prefixes(dotted_name: str) -> list:
+    """`a/b/c` → a, a/b, a/b/c: importing a module runs its packages' __init__ first."""
+    parts = dotted_name.split(".")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def _files(mods: list, known: set, roots: tuple) -> list:

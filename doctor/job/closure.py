@@ -1,0 +1,210 @@
+"""The job's code: the Python files its steps run, and what Python puts on their path.
+
+A full run's code checks judge what the job runs, not every .py file of the repo: the
+entry of every step of every job script (a script path, `-m module`, a console script
+of the repo's own package, as doctor/job/steps.py finds them) and the repo modules it
+imports, transitively (`job_files`). A file no step reaches is never an `error`; a run
+with no step whose entry is a file of the repo scans the repo, tests left out, and its
+findings in code are at most warnings (`cap`, applied where the runner assembles a
+check's result).
+
+`sys_path_edits` reads the `sys.path.append/insert(...)` an entry makes before its
+imports, as data: the same reading serves the closure and package-not-importable.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Optional
+
+from doctor.job.sources import dotted, imported_files, tree_of
+
+TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "functional_tests"})
+
+
+def is_test(rel: str) -> bool:
+    """A pytest file or a file under a tests/ directory: the job only when a step runs
+    it (an entry that imports it brings it into the closure)."""
+    *dirs, name = rel.split("/")
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(d in TEST_DIRS for d in dirs))
+
+
+def entries(job: Any) -> list:
+    """The repo files the steps of every job script run (each step, not only the
+    training one: a preprocessing step's code is the job's too)."""
+    def find() -> list:
+        out: dict = {}
+        for script in job.scripts:
+            for step in job.steps(script):
+                path = job.entry_file(step)
+                if path is not None and job.rel(path) != str(path):
+                    out.setdefault(job.rel(path), (Path(path), step))
+        return list(out.values())
+    return job.memo("job_entries", find)
+
+
+def job_files(job: Any) -> Optional[list]:
+    """[Path] of the Python files the job's steps run: every entry and the repo modules
+    it imports, transitively; None when no step has an entry that is a file of the repo
+    (the code checks then scan the repo, and warn at most)."""
+    def find() -> Optional[list]:
+        found = entries(job)
+        return _closure(job, found) if found else None
+    return job.memo("job_files", find)
+
+
+def step_files(job: Any, step: Any) -> list:
+    """[Path] of the Python files one step runs: its entry and what that imports, in
+    the repo; [] when its entry is not a file of the repo."""
+    path = job.entry_file(step)
+    if path is None or job.rel(path) == str(path):
+        return []
+    return job.memo(("step_files", job.rel(path), step.entry_is_module, step.cwd),
+                    lambda: _closure(job, [(Path(path), step)]))
+
+
+def _closure(job: Any, found: list) -> list:
+    """The entries of `found` [(path, step)] and the repo files their imports name, as
+    modules of the repo root, src/, each entry's sys.path (its directory, or the working
+    directory for -m, and its sys.path edits), or relative to the importing file."""
+    known = job.every_rel_set()
+    extra: list = []
+    for path, step in found:
+        extra.append(job.rel(path.parent) if not step.entry_is_module else
+                     job.rel(_cwd(job, step)))
+        extra += [job.rel(d) for d, _ in sys_path_edits(job, path, _cwd(job, step))]
+    roots = tuple(dict.fromkeys(r.rstrip("/") + "/" if r not in ("", ".") else ""
+                                for r in extra if not r.startswith("/")))
+    todo = [path for path, _ in found]
+    seen: dict = {}
+    while todo:
+        path = todo.pop()
+        rel = job.rel(path)
+        if rel in seen or rel.startswith("/"):
+            continue
+        seen[rel] = path
+        tree = tree_of(job, path)
+        if tree is not None:
+            todo += [job.repo / r for r in imported_files(tree, rel, known, roots)
+                     if r not in seen]
+    return list(seen.values())
+
+
+def job_rels(job: Any) -> Optional[frozenset]:
+    files = job_files(job)
+    return None if files is None else job.memo(
+        "job_rels", lambda: frozenset(job.rel(p) for p in files))
+
+
+def _cwd(job: Any, step: Any) -> Path:
+    return Path(step.cwd) if step.cwd and os.path.isabs(step.cwd) else job.repo
+
+
+# ---- sys.path as the entry edits it ------------------------------------------------
+def sys_path_edits(job: Any, entry: Path, cwd: Path) -> list:
+    """(directory, first) for each directory an entry puts on sys.path when it runs
+    (`first`: `insert(0, …)`, ahead of its own directory): `sys.path.append/insert/
+    extend` with `os.getcwd()`, `os.path.dirname(__file__)` and its `..` joins,
+    `Path(__file__).parent(.parent)`, `.resolve()`, `os.path.abspath/realpath`, or a
+    literal string (a relative one from `cwd`). Read as data; an argument in another
+    form is skipped (an import through it may be missed, never invented)."""
+    tree = tree_of(job, entry)
+    if not isinstance(tree, ast.Module):
+        return []
+    out: list = []
+    for st in _module_statements(tree.body):
+        call = st.value if isinstance(st, ast.Expr) else None
+        if not isinstance(call, ast.Call) or dotted(call.func) not in (
+                "sys.path.append", "sys.path.insert", "sys.path.extend"):
+            continue
+        insert = dotted(call.func) == "sys.path.insert"
+        # insert(0, X) puts X before the entry's directory; a later index, append: after
+        first = insert and bool(call.args) and isinstance(call.args[0], ast.Constant) \
+            and call.args[0].value == 0
+        for arg in call.args[1:] if insert else call.args:
+            values = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
+            for v in values:
+                d = _path_value(v, entry, cwd)
+                if d is not None:
+                    out.append((Path(os.path.normpath(d)), first))
+    return list(dict.fromkeys(out))
+
+
+def _module_statements(body: list) -> list:
+    """Statements run when the module runs, in order: the top level, and the blocks of
+    a top-level `if`/`try`/`with` (not functions: they may never be called)."""
+    out: list = []
+    for st in body:
+        out.append(st)
+        if isinstance(st, (ast.If, ast.With)):
+            out += _module_statements(st.body + getattr(st, "orelse", []))
+        elif isinstance(st, ast.Try):
+            out += _module_statements(st.body + st.orelse + st.finalbody)
+    return out
+
+
+def _path_value(node: ast.AST, entry: Path, cwd: Path) -> Optional[str]:
+    """The path a sys.path argument evaluates to, or None when it is not one of the
+    forms read as data."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value if os.path.isabs(node.value) else str(cwd / node.value)
+    if isinstance(node, ast.Name) and node.id == "__file__":
+        return str(entry)
+    if isinstance(node, ast.Call):
+        name = dotted(node.func)
+        if name in ("os.getcwd", "Path.cwd", "pathlib.Path.cwd") and not node.args:
+            return str(cwd)
+        if name in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str",
+                    "os.fspath", "Path", "pathlib.Path") and len(node.args) == 1:
+            return _path_value(node.args[0], entry, cwd)
+        if name == "os.path.dirname" and len(node.args) == 1:
+            inner = _path_value(node.args[0], entry, cwd)
+            return os.path.dirname(inner) if inner is not None else None
+        if name == "os.path.join" and node.args:
+            parts = [_path_value(node.args[0], entry, cwd)] + [
+                a.value if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                else (os.pardir if dotted(a) == "os.path.pardir" else None)
+                for a in node.args[1:]]
+            return None if None in parts else os.path.join(*parts)   # type: ignore[arg-type]
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") \
+                and not node.args:
+            return _path_value(node.func.value, entry, cwd)
+    if isinstance(node, ast.Attribute) and node.attr == "parent":
+        inner = _path_value(node.value, entry, cwd)
+        return os.path.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):   # Path(...) / ".."
+        left = _path_value(node.left, entry, cwd)
+        right = node.right.value if isinstance(node.right, ast.Constant) and \
+            isinstance(node.right.value, str) else None
+        return os.path.join(left, right) if left is not None and right is not None else None
+    return None
+
+
+# ---- the cap ------------------------------------------------------------------------
+def cap(job: Any, findings: list, default: Any) -> list:
+    """Findings in a Python file that no step of the job runs: at most warnings, each
+    saying why (a run with job scripts judges their code; one without any scans the
+    repo, and no job script ties its files in). `default`: the check's severity."""
+    from doctor.model import Severity
+
+    if job.scope is not None or not any(
+            f.location is not None and str(f.location.path).endswith(".py") for f in findings):
+        return findings
+    try:
+        tied = job_rels(job)
+    except Exception:   # (a step the doctor cannot read is the steps' checks' to report)
+        return findings
+    out = []
+    for f in findings:
+        rel = str(f.location.path) if f.location is not None else ""
+        if rel.endswith(".py") and (tied is None or rel not in tied):
+            why = ("no job script ties this file in: the repo has none whose steps run "
+                   "a file of it, so its code was scanned whole" if tied is None
+                   else "no step of the job scripts runs or imports this file")
+            f = replace(f, severity=min(f.severity or default, Severity.WARNING),
+                        message=f"{f.message} ({why})")
+        out.append(f)
+    return out

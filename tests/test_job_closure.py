@@ -1,0 +1,119 @@
+"""The job's code is what the job runs (issue 26, item 1): a full run's code checks judge
+the files the steps of the job scripts run (each entry and the repo modules it imports),
+not every .py file of the repo. A file no step reaches is never an error; a repo with no
+job script is scanned, tests left out, and warned about at most."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from conftest import result_of, run_json
+
+# A rank whose file fails to load `continue`s past the all_reduce its peers wait in
+# (fixtures/collective-on-error-path/fail_after_swallow_continue): an error when a job
+# runs it.
+BUG = """\
+import torch
+import torch.distributed as dist
+
+
+def load(path):
+    return torch.load(path)
+
+
+def run(paths, model):
+    total = torch.zeros(1)
+    for path in paths:
+        try:
+            batch = load(path)
+        except (OSError, RuntimeError) as e:
+            print(f"skipping {path}: {e}")
+            continue
+        total += model(batch).sum()
+        torch.distributed.all_reduce(total)
+    return total
+"""
+BUG_LINE = 18
+JOB = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nsrun {}\n"
+
+
+def _repo(root: Path, files: dict) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    for argv in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
+        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True)
+    return root
+
+
+def _findings(repo: Path, check: str = "collective-on-error-path") -> tuple:
+    code, doc = run_json("--static", "--repo", str(repo), "--only", check)
+    res = result_of(doc, check)
+    return code, sorted((f["location"]["path"], f["location"]["line"], f["severity"],
+                         f["message"]) for f in res["findings"])
+
+
+def _layout(job: bool) -> dict:
+    files = {"train.py": "from a.b import run\n\nif __name__ == '__main__':\n    run([], None)\n",
+             "a/__init__.py": "", "a/b.py": BUG, "other/unreached.py": BUG,
+             "tests/test_x.py": BUG, "test_top.py": BUG}
+    if job:
+        files["slurm/train.sbatch"] = JOB.format("python train.py")
+    return files
+
+
+def test_a_job_script_judges_what_its_step_imports_and_nothing_else(tmp_path):
+    """a/b.py, imported by the entry, keeps its error; the same code in a file no step
+    reaches, and in the tests, is not judged."""
+    code, found = _findings(_repo(tmp_path, _layout(job=True)))
+    assert [(p, n, s) for p, n, s, _ in found] == [("a/b.py", BUG_LINE, "error")], found
+    assert code == 1
+
+
+def test_without_a_job_script_the_repo_scan_only_warns_and_says_why(tmp_path):
+    """No job script ties any file in: each finding is a warning saying so; test files
+    are not scanned."""
+    code, found = _findings(_repo(tmp_path, _layout(job=False)))
+    assert [(p, n, s) for p, n, s, _ in found] == [
+        ("a/b.py", BUG_LINE, "warning"), ("other/unreached.py", BUG_LINE, "warning")], found
+    assert all("no job script ties this file in" in m for *_, m in found), found
+    assert code == 0
+
+
+def test_a_module_entry_reaches_its_package_through_relative_imports(tmp_path):
+    """`python -m pkg.train` runs pkg/__init__.py and pkg/train.py; `from .util import
+    run` brings pkg/util.py in."""
+    repo = _repo(tmp_path, {
+        "pkg/__init__.py": "", "pkg/train.py": "from .util import run\nrun([], None)\n",
+        "pkg/util.py": BUG, "pkg/unused.py": BUG,
+        "job.sbatch": JOB.format("python -m pkg.train")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("pkg/util.py", "error")], found
+
+
+def test_a_console_script_of_the_repo_runs_its_module(tmp_path):
+    """`srun mytrain`, a [project.scripts] entry of the repo's own pyproject.toml: the
+    module it names is the entry."""
+    repo = _repo(tmp_path, {
+        "pyproject.toml": "[project]\nname = 'x'\nversion = '0'\n"
+                          "[project.scripts]\nmytrain = 'pkg.cli:main'\n",
+        "pkg/__init__.py": "", "pkg/cli.py": "from pkg.loop import run\n\n\ndef main():\n"
+                                              "    run([], None)\n",
+        "pkg/loop.py": BUG, "pkg/other.py": BUG,
+        "job.sbatch": JOB.format("mytrain --epochs 3")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("pkg/loop.py", "error")], found
+
+
+def test_an_entrys_sys_path_edit_brings_its_modules_in(tmp_path):
+    """tools/run.py appends tools/vendor to sys.path and imports `helper` from there:
+    tools/vendor/helper.py is the job's code."""
+    repo = _repo(tmp_path, {
+        "tools/run.py": "import os\nimport sys\n\nsys.path.append(os.path.join("
+                        "os.path.dirname(os.path.abspath(__file__)), 'vendor'))\n"
+                        "import helper  # noqa: E402\n\nhelper.run([], None)\n",
+        "tools/vendor/helper.py": BUG, "tools/vendor/spare.py": BUG,
+        "job.sbatch": JOB.format("python tools/run.py")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("tools/vendor/helper.py", "error")], found
