@@ -88,11 +88,17 @@ def test_memory_facts_well_formed(path):
         assert prof["first_step_peak_bytes"] >= (
             tensors + c["grad_bytes"] + c["optimizer_state_bytes"]), case
         if "cuda" in c:
-            cu = c["cuda"]
-            assert cu["start_allocated_bytes"] == 0, case       # nothing left from before
+            # max_memory_allocated is exactly the profiler's count plus what the allocator
+            # held before the case (recorded on an H200: 32 MiB after the first matmul,
+            # 65-66 MiB once backward had run, kept across empty_cache(): most likely
+            # cuBLAS's per-handle workspaces), so the estimator can be checked either way
+            cu, held = c["cuda"], c["cuda"]["start_allocated_bytes"]
+            assert cu["baseline_allocated_bytes"] == held + prof["baseline_bytes"], case
+            assert cu["first_step"]["max_allocated_bytes"] == (
+                held + prof["first_step_peak_bytes"]), case
+            assert cu["steady"]["max_allocated_bytes"] == held + prof["steady_peak_bytes"], case
             for part in ("first_step", "steady"):
-                assert (cu[part]["max_reserved_bytes"] >= cu[part]["max_allocated_bytes"]
-                        >= cu["baseline_allocated_bytes"]), (case, part)
+                assert cu[part]["max_reserved_bytes"] >= cu[part]["max_allocated_bytes"], case
     if doc["host"]["device"] == "cuda":
         assert doc["host"]["gpu"] and doc["host"]["driver"] and doc["host"]["cuda"]
         assert {s["stage"] for s in doc["cuda_context"]} >= {"after_init", "after_all_cases"}
