@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
 from doctor.job.configs import is_unresolved
-from doctor.job.sources import dotted, text_of, tree_of, trees_mentioning
+from doctor.job.sources import dotted, judges_all, text_of, tree_of, trees_mentioning
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -269,7 +269,7 @@ def repo_code(job: Any, env: Mapping[str, str]) -> CodeSettings:
     """code_settings of the whole repo, in a scoped run too: for a judgement about all of
     the code (is this variable read anywhere, does every init_process_group pass a
     timeout), asked only when there is something to judge."""
-    if job.scope is None:
+    if judges_all(job):   # what the checks judge is all of the code already
         return code_settings(job, env)
     key = ("repo_code", tuple(sorted(env.items())))
     return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, True))
@@ -279,7 +279,7 @@ def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
     """The DataLoader calls of the whole repo, in a scoped run too (whether a config's
     value can reach one is a question about all of them): only the modules that name
     DataLoader are read, since a call is recognised by that name."""
-    if job.scope is None:
+    if judges_all(job):
         return code_settings(job, env).loaders
     key = ("repo_loaders", tuple(sorted(env.items())))
     return job.memo(key, lambda: _scan_repo(job, dict(env), (b"DataLoader",), True).loaders)

@@ -67,6 +67,15 @@ def raw_texts(job, whole: bool = False) -> list:
         job.memo(("raw_texts", False), read_job)
 
 
+def judges_all(job) -> bool:
+    """The code the checks judge is the repo's (less its tests): a full run with no job
+    step whose entry is a file of the repo. Else a judgement about all of the code
+    (`whole`) reads more than the job's files."""
+    from doctor.job.closure import job_files
+
+    return job.scope is None and job_files(job) is None
+
+
 def text_of(job, path: Any, whole: bool = False) -> Optional[bytes]:
     """The bytes python_texts read of `path`, None when it is not one of them."""
     texts = job.memo(("text_by_path", whole), lambda: dict(raw_texts(job, whole)))
