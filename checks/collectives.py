@@ -11,7 +11,10 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
-from doctor.job.ranks import rank_conditional, same_on_every_rank
+from doctor.job import flow
+from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
+from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
+                              same_on_every_rank)
 from doctor.job.sources import dotted, raw_texts, source_path, tree_of, trees_mentioning
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
@@ -41,24 +44,21 @@ class Hit:
     rel: str
     line: int
     via: tuple = ()           # (("sync()", "train.py", 41),) for a helper call
-    guards: tuple = ()        # conditions on the way the doctor does not follow
+    guards: tuple = ()        # (kind, test, polarity) of the ifs on the way
+    group: Optional[str] = None   # the `group=` it runs on; None: every rank's
 
     @property
     def short(self) -> str:
         return self.name.rsplit(".", 1)[-1]
 
 
-class Module:
-    """One source file: its torch.distributed names, its imports, functions and classes."""
+class Module(flow.Module):
+    """One source file (flow.Module) with its torch.distributed names."""
 
     def __init__(self, rel: str, tree: ast.Module, dotted_name: str):
-        self.rel, self.tree, self.name = rel, tree, dotted_name
+        super().__init__(rel, tree, dotted_name)
         self.dist_aliases = {DIST}
         self.direct: dict = {}     # imported collective name → its torch name
-        self.imports: dict = {}    # local name → dotted target (module or module.attr)
-        self.functions = {n.name: n for n in tree.body
-                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
         self._defs: list = []      # every def at any depth, and every call: one walk
         self._calls: list = []
         for node in ast.walk(tree):
@@ -67,11 +67,8 @@ class Module:
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self._defs.append(node)
             elif isinstance(node, ast.Import):
-                for a in node.names:
-                    if a.name == DIST and a.asname:
-                        self.dist_aliases.add(a.asname)
-                    self.imports[a.asname or a.name.split(".")[0]] = \
-                        a.name if a.asname else a.name.split(".")[0]
+                self.dist_aliases |= {a.asname for a in node.names
+                                      if a.name == DIST and a.asname}
             elif isinstance(node, ast.ImportFrom):
                 base = self._absolute(node)
                 for a in node.names:
@@ -80,7 +77,6 @@ class Module:
                         self.dist_aliases.add(local)
                     elif base == DIST and is_collective(a.name):
                         self.direct[local] = f"{DIST}.{a.name}"
-                    self.imports[local] = f"{base}.{a.name}" if base else a.name
 
     def collective_callers(self) -> set:
         """Names of the functions (at any depth) whose code, decorators and defaults
@@ -95,14 +91,6 @@ class Module:
                 found.add(fn.name)
         return found
 
-    def _absolute(self, node: ast.ImportFrom) -> str:
-        if not node.level:
-            return node.module or ""
-        parts = self.name.split(".")
-        is_pkg = self.rel.endswith("__init__.py")
-        base = parts[:len(parts) - node.level + (1 if is_pkg else 0)]
-        return ".".join(base + ([node.module] if node.module else []))
-
     def collective(self, call: ast.Call) -> Optional[str]:
         """The collective this call makes, as written, or None."""
         name = dotted(call.func)
@@ -110,18 +98,6 @@ class Module:
             return name
         owner, _, attr = name.rpartition(".")
         return name if owner in self.dist_aliases and is_collective(attr) else None
-
-
-def module_names(rel: str) -> list:
-    """Dotted names a file is imported by: `pkg/mod.py` → pkg.mod (and without src.)."""
-    stem = rel[:-3] if rel.endswith(".py") else rel
-    parts = [p for p in stem.split("/") if p]
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    names = [".".join(parts)] if parts else []
-    if len(parts) > 1 and parts[0] == "src":
-        names.append(".".join(parts[1:]))
-    return names
 
 
 @dataclass(frozen=True)
@@ -133,6 +109,7 @@ class Place:
     rel: str
     line: int
     why: str                  # the sentence that says which ranks run it
+    unknown: tuple = ()       # links the doctor could not show: the finding is a warning
 
     def path(self) -> str:
         steps = [f"{self.ctx} at {self.rel}:{self.line}"]
@@ -140,76 +117,82 @@ class Place:
         return " → ".join(steps + [f"{self.hit.name}() at {self.hit.rel}:{self.hit.line}"])
 
 
+GROUP_AT = {"barrier": 0, "monitored_barrier": 0, "all_reduce": 2, "broadcast": 2,
+            "all_gather": 2, "all_gather_into_tensor": 2, "all_gather_object": 2,
+            "broadcast_object_list": 2, "reduce": 3, "reduce_scatter": 3,
+            "reduce_scatter_tensor": 3, "gather": 3, "scatter": 3}
+
+
+def group_of(call: ast.Call, name: str) -> Optional[str]:
+    """The `group=` a collective runs on, as written; None for the default group (every
+    rank)."""
+    g = next((k.value for k in call.keywords if k.arg == "group"), None)
+    at = GROUP_AT.get(name.rsplit(".", 1)[-1])
+    if g is None and at is not None and len(call.args) > at:
+        g = call.args[at]
+    if g is None or (isinstance(g, ast.Constant) and g.value is None) or \
+            dotted(g).endswith("group.WORLD"):
+        return None
+    return ast.unparse(g)
+
+
+def _guard(test: ast.AST, polarity: bool) -> tuple:
+    """(kind, test, polarity) of the branch an `if` takes: `not x` is x, negated."""
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, polarity = test.operand, not polarity
+    m = membership(test)
+    kind = "member" if m and polarity else "rank" if rank_conditional(test) else "other"
+    return (kind, ast.unparse(test), polarity)
+
+
+def _contradicts(outer: tuple, inner: tuple) -> bool:
+    """The callee's `if x:` under the caller's `else` of `if x:` (the same attribute of
+    self, or the same name): never both true, so the callee's branch is not reached."""
+    def key(text: str) -> str:
+        return text[5:] if text.startswith("self.") else text
+    return any(k == "other" and j == "other" and key(t) == key(u) and p != q
+               for k, t, p in outer for j, u, q in inner)
+
+
 class Repo:
-    """The repo's modules, and the one-level resolution of calls into its own functions."""
+    """The repo's candidate modules, read through the shared code-path analysis."""
 
     def __init__(self, job: Job):
+        self.flow = Flow(job, Module)
         self.modules: list = []
-        self.by_name: dict = {}
         self.sources: dict = {}
-        for path, tree in _candidates(job):
-            mod = _module(job, path, tree)
-            rel = mod.rel
-            names = module_names(rel) or [rel]
-            self.modules.append(mod)
-            self.sources[rel] = Path(path)
-            for n in names:
-                self.by_name.setdefault(n, mod)
+        for path, _tree in _candidates(job):
+            mod = self.flow.module(path)
+            if isinstance(mod, Module):
+                self.modules.append(mod)
+                self.sources[mod.rel] = Path(path)
         self._memo: dict = {}
 
-    # -- resolution ----------------------------------------------------------
-    def function(self, target: Optional[str]) -> Optional[tuple]:
-        """`pkg.mod.f` → (module, def, None) when pkg.mod is a repo module defining f."""
-        owner, _, attr = (target or "").rpartition(".")
-        mod = self.by_name.get(owner)
-        if mod is not None and attr in mod.functions:
-            return mod, mod.functions[attr], None
-        return None
-
-    def klass(self, mod: Module, name: str) -> Optional[tuple]:
-        if name in mod.classes:
-            return mod, mod.classes[name]
-        owner, _, attr = mod.imports.get(name, "").rpartition(".")
-        other = self.by_name.get(owner)
-        return (other, other.classes[attr]) if other and attr in other.classes else None
-
-    def resolve(self, mod: Module, call: ast.Call, cls: Optional[ast.ClassDef]) -> Optional[tuple]:
-        """(module, def, class) of the repo function a call runs, when the code shows it."""
-        f = call.func
-        if isinstance(f, ast.Name):
-            if f.id in mod.functions:
-                return mod, mod.functions[f.id], None
-            return self.function(mod.imports.get(f.id))
-        if not isinstance(f, ast.Attribute):
-            return None
-        if cls is not None and dotted(f.value) == "self":
-            return _method(mod, cls, f.attr)
-        if cls is not None and isinstance(f.value, ast.Attribute) and \
-                dotted(f.value.value) == "self":
-            kind = _attr_class(cls, f.value.attr)
-            found = self.klass(mod, kind) if kind else None
-            return _method(found[0], found[1], f.attr) if found else None
-        head, _, attr = dotted(f).rpartition(".")
-        first, _, more = head.partition(".")
-        if first in mod.imports:
-            return self.function(".".join(p for p in (mod.imports[first], more, attr) if p))
-        return None
+    def resolve(self, mod: Module, call: ast.Call, cls: Optional[ast.ClassDef]) -> Optional[Target]:
+        t = self.flow.resolve(mod, call, cls)
+        return t if t is not None and isinstance(t.mod, Module) else None
 
     # -- the collectives a block reaches ---------------------------------------
     def hits(self, mod: Module, cls: Optional[ast.ClassDef], stmts: list, depth: int = 0,
              guards: tuple = ()) -> list:
         """Collectives the statements call, directly or (depth 0) in a repo function they
-        call; `guards`: (kind, text) of the ifs on the way (kind: rank | other)."""
+        call; `guards`: (kind, test, polarity) of the ifs on the way (kind: rank |
+        member | other). A branch that is true, or false, on every rank is no guard;
+        a statement that never returns ends the block."""
         out: list = []
         for st in stmts:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(st, ast.If):
                 out += self._calls(mod, cls, st.test, depth, guards)
-                g = guards if same_on_every_rank(st.test) else guards + (
-                    ("rank" if rank_conditional(st.test) else "other", ast.unparse(st.test)),)
-                out += self.hits(mod, cls, st.body, depth, g)
-                out += self.hits(mod, cls, st.orelse, depth, g)
+                every = constant_on_every_rank(st.test)
+                if every is not None:        # `rank >= 0`: one branch, on every rank
+                    out += self.hits(mod, cls, st.body if every else st.orelse, depth, guards)
+                    continue
+                for branch, pol in ((st.body, True), (st.orelse, False)):
+                    g = guards if same_on_every_rank(st.test) and \
+                        membership(st.test) is None else guards + (_guard(st.test, pol),)
+                    out += self.hits(mod, cls, branch, depth, g)
                 continue
             for _name, value in ast.iter_fields(st):
                 for v in value if isinstance(value, list) else [value]:
@@ -219,6 +202,9 @@ class Repo:
                         out += self.hits(mod, cls, v.body, depth, guards)
                     elif isinstance(v, ast.AST):
                         out += self._calls(mod, cls, v, depth, guards)
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
+                    self.flow.call_end(mod, cls, st.value) is not None:
+                break      # pytest.skip(), sys.exit(), a helper that always raises
         return out
 
     def _calls(self, mod: Module, cls: Optional[ast.ClassDef], expr: ast.AST, depth: int,
@@ -229,17 +215,19 @@ class Repo:
                 continue
             name = mod.collective(node)
             if name:
-                out.append(Hit(name, mod.rel, node.lineno, (), guards))
+                out.append(Hit(name, mod.rel, node.lineno, (), guards, group_of(node, name)))
             elif depth == 0 and (target := self.resolve(mod, node, cls)):
                 via = ((f"{dotted(node.func)}()", mod.rel, node.lineno),)
-                out += [Hit(h.name, h.rel, h.line, via, guards + h.guards)
-                        for h in self.function_hits(*target)]
+                out += [Hit(h.name, h.rel, h.line, via, guards + h.guards, h.group)
+                        for h in self.function_hits(target)
+                        if not _contradicts(guards, h.guards)]
         return out
 
-    def function_hits(self, mod: Module, fn: ast.AST, cls: Optional[ast.ClassDef]) -> list:
-        key = id(fn)
+    def function_hits(self, t: Target) -> list:
+        key = id(t.fn)
         if key not in self._memo:
-            self._memo[key] = self.hits(mod, cls, getattr(fn, "body", []), depth=1)
+            assert isinstance(t.mod, Module)
+            self._memo[key] = self.hits(t.mod, t.cls, getattr(t.fn, "body", []), depth=1)
         return self._memo[key]
 
     def finally_line(self, rel: str, first_stmt: ast.stmt) -> int:
@@ -285,24 +273,7 @@ def _module(job: Job, path: Path, tree: ast.Module) -> Module:
     def make() -> Module:
         rel = job.rel(path)
         return Module(rel, tree, (module_names(rel) or [rel])[0])
-    return job.memo(("collectives.module", os.path.normpath(path)), make)
-
-
-def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[tuple]:
-    for node in cls.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return mod, node, cls
-    return None
-
-
-def _attr_class(cls: ast.ClassDef, attr: str) -> Optional[str]:
-    """K when the class assigns `self.attr = K(...)` (one class, however often)."""
-    kinds = {dotted(n.value.func) for n in ast.walk(cls) if isinstance(n, ast.Assign)
-             and isinstance(n.value, ast.Call) and any(
-                 isinstance(t, ast.Attribute) and t.attr == attr and dotted(t.value) == "self"
-                 for t in n.targets)}
-    kind = kinds.pop() if len(kinds) == 1 else ""
-    return kind if kind and "." not in kind else None
+    return job.memo(("flow.module", Module.__name__, os.path.normpath(path)), make)
 
 
 def _raises(stmts: list) -> bool:
@@ -367,11 +338,11 @@ class Scan:
                 self.functions(list(_nested_defs(node.body)), cls)
 
     def add(self, form: str, hits: list, ctx: str, line: int, why: str,
-            skip_rank: bool = True) -> None:
+            skip_rank: bool = True, unknown: tuple = ()) -> None:
         for h in hits:
-            if skip_rank and any(kind == "rank" for kind, _ in h.guards):
+            if skip_rank and any(kind in ("rank", "member") for kind, *_ in h.guards):
                 continue   # a rank-conditional inside: judged as a rank branch
-            self.places.append(Place(form, h, ctx, self.mod.rel, line, why))
+            self.places.append(Place(form, h, ctx, self.mod.rel, line, why, unknown))
 
     def rank_zero_only(self, fn: ast.AST, cls: Optional[ast.ClassDef]) -> None:
         decos = [dotted(d) for d in getattr(fn, "decorator_list", [])]
@@ -388,7 +359,7 @@ class Scan:
             if isinstance(st, ast.If) and rank_conditional(st.test):
                 self.rank_branch(st, cls, fn, rest)
             if type(st).__name__ in ("Try", "TryStar"):
-                self.try_(st, cls, stmts[i + 1:])
+                self.try_(st, cls, fn, stmts[i + 1:])
             for _name, value in ast.iter_fields(st):
                 if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                     self.block(value, cls, fn, rest)
@@ -415,41 +386,85 @@ class Scan:
                 matched |= self.names(rest, cls)   # the others reach it after the if
             hits = [h for h in self.repo.hits(self.mod, cls, branch)
                     if h.short not in matched]
-            self.add("rank-branch", hits, ctx, st.lineno,
-                     f"runs only on the ranks where `{test}` is "
-                     f"{'true' if branch is st.body else 'false'}, and the other ranks call "
-                     "no {short} to match it", skip_rank=False)
+            members = _members(st.test, fn) if branch is st.body else None
+            for h in hits:
+                if h.group is not None and h.group == members:
+                    continue    # exactly the group's members call it: what it needs
+                unknown = (f"it runs on group `{h.group}`, whose members the doctor does "
+                           "not know: only a member that skips it makes the others wait",) \
+                    if h.group is not None else ()
+                self.add("rank-branch", [h], ctx, st.lineno,
+                         f"runs only on the ranks where `{test}` is "
+                         f"{'true' if branch is st.body else 'false'}, and the other ranks "
+                         "call no {short} to match it", skip_rank=False, unknown=unknown)
 
-    def try_(self, st: ast.stmt, cls: Optional[ast.ClassDef], after: list) -> None:
+    def try_(self, st: ast.stmt, cls: Optional[ast.ClassDef], fn: ast.AST,
+             after: list) -> None:
         body, handlers = getattr(st, "body", []), getattr(st, "handlers", [])
         final = getattr(st, "finalbody", [])
+        skipped = self.repo.hits(self.mod, cls, body)
         if final:
+            # Every rank reaches the `finally:`; it is out of step only on a rank that
+            # raised before a collective of the `try` that its peers then call.
             line = self.repo.finally_line(self.mod.rel, final[0])
             self.add("finally", self.repo.hits(self.mod, cls,
                                                _success_only(final, _success_flags(body))),
                      "finally:", line, "runs in a `finally:`, also on a rank whose `try` "
-                     "raised, while its peers are in another collective or already gone")
-        swallow = [h for h in handlers if not _raises(h.body) and not _end_of_data(h)]
+                     "raised, while its peers are in another collective or already gone",
+                     unknown=() if skipped else (
+                         "the `try` calls no collective the doctor sees (one level of repo "
+                         "calls), so a rank that raised may still meet its peers here",))
+        swallow = [h for h in handlers if not _raises(h.body) and not _end_of_data(h)
+                   and self.repo.flow.block_end(self.mod, cls, h.body, 1) is None]
+        if not swallow or not (after and self.repo.hits(self.mod, cls, after) or any(
+                self.repo.hits(self.mod, cls, h.body) for h in swallow)):
+            return
+        if Uniform(self.repo.flow, self.mod, cls, fn).block(body):
+            return   # what the `try` computes is the same on every rank: so is its failure
+        unknown = tuple(
+            f"`except {ast.unparse(h.type)}` catches an error of the program's own logic, "
+            "raised on every rank alike when what the `try` reads is the same on every rank "
+            "(the doctor cannot tell here)" for h in swallow[:1] if logic_only(h))
         for h in swallow:
             self.add("except", self.repo.hits(self.mod, cls, h.body), "except:", h.lineno,
                      "runs in an `except` handler that does not re-raise: only the rank "
-                     "that failed synchronises, while its peers are elsewhere")
-        if not swallow or not after:
+                     "that failed synchronises, while its peers are elsewhere",
+                     unknown=unknown)
+        if not after:
             return
         h = swallow[0]
         if h.body and isinstance(h.body[-1], (ast.Continue, ast.Break, ast.Return)):
             word = type(h.body[-1]).__name__.lower()
             self.add("after-swallow", self.repo.hits(self.mod, cls, after), "swallowed in except:",
                      h.lineno, f"is skipped by a rank whose exception the handler swallows "
-                     f"(`{word}`), while its peers wait in it")
+                     f"(`{word}`), while its peers wait in it", unknown=unknown)
             return
-        skipped = self.repo.hits(self.mod, cls, body)
         if skipped:
             s = skipped[0]
             self.add("after-swallow", self.repo.hits(self.mod, cls, after), "swallowed in except:",
                      h.lineno, f"runs after an exception the handler swallows: a rank that "
                      f"failed skipped {s.name}() at {s.rel}:{s.line} in the `try`, so its "
-                     "collectives no longer line up with its peers'")
+                     "collectives no longer line up with its peers'", unknown=unknown)
+
+
+def _members(test: ast.AST, fn: ast.AST) -> Optional[str]:
+    """The group whose members exactly pass the test: G of `get_rank() in
+    get_process_group_ranks(G)` or `get_rank(G) >= 0`, or the group built from the
+    list of `rank in ranks` (`g = new_group(ranks)` in the same function)."""
+    m = membership(test)
+    if m is None:
+        return None
+    kind, text = m
+    if kind == "group":
+        return text
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
+                dotted(n.value.func).endswith("new_group") and len(n.targets) == 1:
+            arg = n.value.args[0] if n.value.args else next(
+                (k.value for k in n.value.keywords if k.arg == "ranks"), None)
+            if arg is not None and ast.unparse(arg) == text:
+                return ast.unparse(n.targets[0])
+    return None
 
 
 def _nested_defs(stmts: list) -> Iterator[ast.stmt]:
@@ -477,20 +492,23 @@ def _entry_order(job: Job, repo: Repo) -> dict:
         mod = next((m for m in repo.modules if m.rel == rel), None)
         for target in (mod.imports.values() if mod else ()):
             for name in (target, target.rpartition(".")[0]):
-                if name in repo.by_name:
-                    order.setdefault(repo.by_name[name].rel, 1)
+                if name in repo.flow.by_name:
+                    order.setdefault(job.rel(repo.flow.by_name[name]), 1)
     return order
 
 
 def _finding(p: Place) -> Finding:
     h = p.hit
     why = p.why.replace("{short}", h.short)
-    unseen = [text for kind, text in h.guards if kind == "other"]
+    unseen = [text for kind, text, _ in h.guards if kind == "other"]
     msg = f"{h.name}() at {h.rel}:{h.line} {why}: every rank waits until the process-group " \
           f"timeout (10 min for NCCL) instead of the job failing [{p.path()}]"
     if unseen:
         msg += (" — not shown end to end: it runs only when "
                 + " and ".join(f"`{u}`" for u in unseen) + ", which the doctor does not follow")
+    if p.unknown:
+        msg += " — not shown end to end: " + "; ".join(p.unknown)
+        unseen += list(p.unknown)
     return Finding(msg, location=Location(h.rel, h.line), fix=FIX,
                    data={"form": p.form, "collective": h.name, "path": p.path(),
                          "context": {"path": p.rel, "line": p.line, "text": p.ctx},

@@ -10,6 +10,8 @@ from typing import Iterator, Optional
 from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
+from doctor.job.flow import (UNKNOWN, Flow, exit_code, exit_name, import_aliases,
+                             module_constants, statements)
 from doctor.job.sources import source_path, tree_of, trees_mentioning
 
 CHECK_ID = "exit-masks-errors"
@@ -20,9 +22,8 @@ SWALLOWERS = {None, "BaseException", "Exception"}
 TRAINING_NAME = re.compile(r"train|fit|main|launch|spawn|^run", re.I)
 LOST_OS_EXIT = ("atexit handlers", "buffered stdout/stderr (the log's tail)",
                 "DataLoader worker cleanup")
-UNKNOWN = "unknown"
 # A cheap text test before the AST walk: an exit call, or a handler that only passes.
-MAYBE = re.compile(r"\b(_exit|exit|quit|SystemExit)\b|"
+MAYBE = re.compile(r"\b(_exit|exit|quit|SystemExit)\b|\bexcept\b[^\n]*:\s*\n\s*[\w.]+\(|"
                    r"\bexcept\b[^\n]*:\s*(#[^\n]*)?(\n\s*)?(pass\b|\.\.\.|[rbuf]*[\"'])")
 MAIN_BLOCK = "__main__"     # Hit.func of code in the `if __name__ == "__main__":` block
 
@@ -45,6 +46,7 @@ class Hit:
     frame: Optional[ast.AST]   # the Try (finally) or ExceptHandler around it
     conds: tuple               # `if`/loop tests between that frame and the call
     func: Optional[str]        # the top-level function/class it sits in; None: module level
+    end: object = None         # flow.End when the call is a repo helper that always exits
 
     @property
     def lines(self) -> range:
@@ -138,19 +140,6 @@ def _imported(job: Job, mod: Module) -> list:
     return out
 
 
-def statements(tree: ast.AST) -> Iterator[ast.stmt]:
-    """Every statement, nested ones too, without walking expressions (cheap: imports and
-    assignments are statements)."""
-    todo = list(getattr(tree, "body", []))
-    while todo:
-        st = todo.pop()
-        yield st
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            for child in getattr(st, name, None) or ():
-                todo += getattr(child, "body", []) if not isinstance(child, ast.stmt) \
-                    else [child]
-
-
 def _find(bases: list, parts: list) -> list:
     """The first base holding the module `parts` (file or package)."""
     for base in bases:
@@ -165,8 +154,9 @@ def _find(bases: list, parts: list) -> list:
 class _Walk(ast.NodeVisitor):
     """Collects exit calls and swallowing handlers with their enclosing frames."""
 
-    def __init__(self, aliases: dict):
+    def __init__(self, aliases: dict, helper_exit=lambda call: None):
         self.aliases = aliases     # local name → "os._exit" / "sys.exit" / "os" / "sys"
+        self.helper_exit = helper_exit   # call → flow.End of a repo helper that exits
         self.frames: list = []     # ("finally", Try) | ("except", handler) | ("cond", test)
         self.func: Optional[str] = None
         self.hits: list = []
@@ -243,6 +233,8 @@ class _Walk(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         if exit_name(node.func, self.aliases):
             self._hit(node)
+        elif self.frames and (end := self.helper_exit(node)) is not None:
+            self._hit(node, end)     # a handler that calls a helper whose every path exits
         self.generic_visit(node)
 
     def visit_Raise(self, node: ast.Raise) -> None:
@@ -251,46 +243,17 @@ class _Walk(ast.NodeVisitor):
             self._hit(node)
         self.generic_visit(node)
 
-    def _hit(self, node: ast.AST) -> None:
+    def _hit(self, node: ast.AST, end: object = None) -> None:
         conds: list = []
         for kind, frame in reversed(self.frames):
             if kind == "cond":
                 conds.append(frame)
             elif kind == "finally" or not _only_non_errors(frame):
                 self.hits.append(Hit(kind if kind == "finally" else "handler", node, frame,
-                                     tuple(reversed(conds)), self.func))
+                                     tuple(reversed(conds)), self.func, end))
                 return
-        self.hits.append(Hit("normal", node, None, tuple(reversed(conds)), self.func))
-
-
-def import_aliases(tree: ast.Module) -> dict:
-    """Local names for os, sys and their exit functions (`from os import _exit as die`)."""
-    out = {"exit": "exit", "quit": "quit"}
-    for node in statements(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name in ("os", "sys"):
-                    out[a.asname or a.name] = a.name
-        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "sys") and not node.level:
-            for a in node.names:
-                if a.name in ("_exit", "exit"):
-                    out[a.asname or a.name] = f"{node.module}.{a.name}"
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                node.name in ("exit", "quit"):
-            out.pop(node.name, None)   # the module defines its own exit()
-    return out
-
-
-def exit_name(func: ast.AST, aliases: dict) -> Optional[str]:
-    """"os._exit", "sys.exit", "exit" or "quit" when the call is one of them."""
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        mod = aliases.get(func.value.id)
-        full = f"{mod}.{func.attr}" if mod in ("os", "sys") else ""
-        return full if full in ("os._exit", "sys.exit") else None
-    if isinstance(func, ast.Name):
-        name = aliases.get(func.id)
-        return name if name in ("os._exit", "sys.exit", "exit", "quit") else None
-    return None
+        if end is None:
+            self.hits.append(Hit("normal", node, None, tuple(reversed(conds)), self.func))
 
 
 def _type_names(handler: ast.ExceptHandler) -> set:
@@ -310,48 +273,6 @@ def _swallows(h: ast.ExceptHandler) -> bool:
     quiet = all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and
                 isinstance(s.value, ast.Constant)) for s in h.body)
     return quiet and bool(_type_names(h) & SWALLOWERS)
-
-
-def exit_code(node: ast.AST, consts: dict) -> object:
-    """The status the exit leaves: an int, or UNKNOWN (sys.exit("msg") exits 1)."""
-    call = node.exc if isinstance(node, ast.Raise) else node
-    if not isinstance(call, ast.Call):
-        return 0                                   # bare `raise SystemExit`
-    args = list(call.args) + [k.value for k in call.keywords]
-    if not args:
-        return 0
-    arg = consts.get(args[0].id, args[0]) if isinstance(args[0], ast.Name) else args[0]
-    if isinstance(arg, ast.Constant):
-        v = arg.value
-        return 0 if v is None or v is False else int(v) if isinstance(v, (int, bool)) else 1
-    return 1 if _is_text(arg) else UNKNOWN
-
-
-def _is_text(node: ast.AST) -> bool:
-    """A message: sys.exit("...") prints it and exits 1."""
-    if isinstance(node, ast.JoinedStr):
-        return True
-    if isinstance(node, ast.BinOp):
-        return _is_text(node.left) or (isinstance(node.left, ast.Constant) and
-                                       isinstance(node.left.value, str))
-    if isinstance(node, ast.Call):
-        f = node.func
-        return (isinstance(f, ast.Name) and f.id in ("str", "repr")) or (
-            isinstance(f, ast.Attribute) and f.attr == "format" and
-            isinstance(f.value, ast.Constant) and isinstance(f.value.value, str))
-    return False
-
-
-def module_constants(tree: ast.Module) -> dict:
-    """Names the module assigns once, at its top level, to a constant (EXIT_OK = 0)."""
-    seen: dict = {}
-    for n in statements(tree):
-        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]
-                  if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []):
-            if isinstance(t, ast.Name):
-                seen.setdefault(t.id, []).append(n)
-    return {name: nodes[0].value for name, nodes in seen.items() if len(nodes) == 1 and
-            nodes[0] in tree.body and isinstance(nodes[0].value, ast.Constant)}
 
 
 # ---- which code runs ----------------------------------------------------------------------
@@ -492,6 +413,11 @@ def judge(hit: Hit, mod: Module, reach: set, consts: dict) -> Optional[tuple]:
         return Severity.ERROR, msg, ["the exit code", "the traceback"], 0
     call, code = _text(hit.node), exit_code(hit.node, consts)
     os_exit = call.split("(")[0].endswith("_exit")
+    end = hit.end
+    if end is not None:      # through a repo helper: its exit decides
+        code = end.code  # type: ignore[attr-defined]
+        os_exit = end.text.split("(")[0].endswith("_exit")  # type: ignore[attr-defined]
+        call = f"{call} (which runs `{end.text}` at {end.rel}:{end.line})"  # type: ignore
     if hit.form == "normal":
         if not os_exit:
             return None
@@ -549,10 +475,17 @@ FIX_SWALLOWED = ("Let the exception propagate: remove the `except ...: pass`, or
                  "`raise` (the traceback and exit code 1 then reach the job log and Slurm).")
 
 
-def hits_of(mod: Module) -> list:
+def hits_of(job: Job, mod: Module) -> list:
     if not MAYBE.search("\n".join(mod.lines)):
         return []      # most modules: no exit call and no `except ...: pass`, no walk
-    walk = _Walk(import_aliases(mod.tree))
+    flow = job.memo((CHECK_ID, "flow"), lambda: Flow(job))
+    fmod = flow.module(mod.path)
+
+    def helper_exit(call: ast.Call) -> object:
+        target = flow.resolve(fmod, call, None) if fmod is not None else None
+        end = flow.function_end(target) if target is not None else None
+        return end if end is not None and end.kind == "exit" else None
+    walk = _Walk(import_aliases(mod.tree), helper_exit)
     walk.visit(mod.tree)
     forks = {name for name, d in _defs(mod.tree).items() if _calls(d, "fork")}
     out = []
@@ -617,7 +550,7 @@ def exit_masks_errors(job: Job) -> Iterator[Finding]:
     """
     notes = []
     for mod in launched_modules(job):
-        hits = hits_of(mod)
+        hits = hits_of(job, mod)
         reach = module_reach(job, mod) if hits else set()
         consts = module_constants(mod.tree) if hits else {}
         for hit in hits:

@@ -56,16 +56,75 @@ def _not_a_rank(node: ast.AST) -> bool:
 
 def rank_conditional(test: ast.AST) -> bool:
     """True when ranks can disagree on the test: a rank compared with a rank number,
-    or a main-process predicate (`is_main_process()`, `trainer.is_global_zero`)."""
+    or a main-process predicate (`is_main_process()`, `trainer.is_global_zero`). Not a
+    comparison that every rank answers alike (`rank >= 0`: see constant_on_every_rank)."""
     if isinstance(test, ast.BoolOp):
         return any(rank_conditional(v) for v in test.values)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return rank_conditional(test.operand)
     if isinstance(test, ast.Compare):
+        if constant_on_every_rank(test) is not None:
+            return False
         sides = [test.left, *test.comparators]
         ranks = [s for s in sides if _rank_expr(s)]
         return bool(ranks) and not all(_not_a_rank(s) for s in sides if s not in ranks)
     return bool(_MAIN.match(last_name(test)))
+
+
+def _number(node: ast.AST):
+    """An int the code writes literally (`-1` is a unary minus on 1), else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+# rank OP c is the same for every rank r in 0..world_size-1 (any world size): true on
+# all of them, or false on all of them, or (None) it depends on r.
+_ALL_RANKS = {ast.GtE: lambda c: True if c <= 0 else None,
+              ast.Gt: lambda c: True if c < 0 else None,
+              ast.Lt: lambda c: False if c <= 0 else None,
+              ast.LtE: lambda c: False if c < 0 else None,
+              ast.Eq: lambda c: False if c < 0 else None,
+              ast.NotEq: lambda c: True if c < 0 else None}
+_FLIP = {ast.GtE: ast.LtE, ast.Gt: ast.Lt, ast.Lt: ast.Gt, ast.LtE: ast.GtE,
+         ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+def constant_on_every_rank(test: ast.AST):
+    """True or False when the test has that value on every rank of any run: a rank is
+    0..world_size-1, so `rank >= 0`, `rank > -1` and `rank < world_size` hold on every
+    rank, `rank < 0` on none; `get_world_size() > 0` and `world_size >= 1` hold on
+    every rank. None when it can differ between ranks or the doctor cannot tell."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = constant_on_every_rank(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [constant_on_every_rank(v) for v in test.values]
+        stop = isinstance(test.op, ast.Or)     # one True decides an `or`, one False an `and`
+        if stop in values:
+            return stop
+        return (not stop) if all(v is not None for v in values) else None
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if _number(left) is not None:   # 0 <= rank: the same as rank >= 0
+        left, right, op = right, left, _FLIP.get(type(op), type(op))()
+    c = _number(right)
+    if isinstance(left, ast.Call) and dotted(left.func).endswith("get_rank") and \
+            _group_arg(left) is not None:
+        return None     # get_rank(group) is -1 outside the group: see membership
+    if _rank_expr(left) and not _WORLD.match(last_name(left)):
+        if c is not None and type(op) in _ALL_RANKS:
+            return _ALL_RANKS[type(op)](c)
+        if _WORLD.match(last_name(right)):   # rank < world_size
+            return {ast.Lt: True, ast.GtE: False}.get(type(op))
+        return None
+    if _WORLD.match(last_name(left)) and c is not None and type(op) in _ALL_RANKS:
+        return _ALL_RANKS[type(op)](c - 1)   # world_size >= 1 on every run: as rank + 1
+    return None
 
 
 def same_on_every_rank(test: ast.AST) -> bool:
@@ -78,3 +137,37 @@ def same_on_every_rank(test: ast.AST) -> bool:
     if isinstance(test, ast.Compare):
         return any(_WORLD.match(last_name(s)) for s in [test.left, *test.comparators])
     return bool(_DIST_STATE.match(last_name(test)))
+
+
+def _group_arg(call: ast.Call):
+    """The group a call names: its first argument or `group=`."""
+    for k in call.keywords:
+        if k.arg == "group":
+            return k.value
+    return call.args[0] if call.args else None
+
+
+def membership(test: ast.AST):
+    """What a test says about group membership: ("group", G) for `get_rank() in
+    get_process_group_ranks(G)` and `get_rank(G) >= 0` (torch gives -1 outside G), or
+    ("ranks", R) for `rank in R`, where R is a list of ranks (a group built from it with
+    new_group(R) has exactly those members); an `and` whose one part says so narrows it.
+    None otherwise."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        found = [m for v in test.values if (m := membership(v)) is not None]
+        return found[0] if found else None
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, ast.In) and _rank_expr(left):
+        if isinstance(right, ast.Call) and dotted(right.func).endswith(
+                "get_process_group_ranks") and (g := _group_arg(right)) is not None:
+            return ("group", ast.unparse(g))
+        return ("ranks", ast.unparse(right))
+    if isinstance(left, ast.Call) and dotted(left.func).endswith("get_rank") and \
+            (g := _group_arg(left)) is not None:
+        c = _number(right)
+        if c is not None and ((isinstance(op, ast.GtE) and c == 0) or
+                              (isinstance(op, (ast.NotEq, ast.Gt)) and c == -1)):
+            return ("group", ast.unparse(g))
+    return None

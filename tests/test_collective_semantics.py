@@ -1,0 +1,165 @@
+"""collective-on-error-path's semantics against the real 2-rank gloo run.
+
+Each case is a tiny training program, run twice: through the real CLI
+(`--static --only collective-on-error-path`, as the job's entry) and for real on
+two gloo ranks with a short process-group timeout. The oracle is the real run:
+a case the doctor calls an error must hang (a rank still waiting at the deadline,
+or giving up on gloo's timeout); a case it passes must finish. Each rank stays
+alive a little past gloo's timeout after its step, so a collective that only one
+rank calls times out (it would otherwise fail at once on the peer's exit, and
+gloo pairs a stray all_reduce with a peer's barrier).
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import result_of, run_json
+
+GLOO_TIMEOUT_S = 3
+DEADLINE_S = 20
+
+PROGRAM = '''\
+import os
+import sys
+import time
+from datetime import timedelta
+from typing import NoReturn
+
+import torch
+import torch.distributed as dist
+
+_GROUP = None   # a parallel group, set by an initialisation every rank runs
+
+
+def get_group():
+    assert _GROUP is not None, "the group is not initialised"
+    return _GROUP
+
+
+def fail(msg) -> NoReturn:
+    raise SystemExit(f"fatal: {{msg}}")
+
+
+def warmup(rank):
+    if rank == 1:
+        raise RuntimeError("warmup failed on this rank")
+    dist.all_reduce(torch.zeros(1))
+
+
+def step(rank, t):
+{body}
+
+
+def main():
+    dist.init_process_group("gloo", timeout=timedelta(seconds={timeout}))
+    rank = dist.get_rank()
+    step(rank, torch.ones(1))
+    time.sleep({timeout} + 1)   # alive: a collective left unmatched times out, not fails
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+# name: (body of step(), the doctor flags it as an error, it ends on its own)
+CASES = {
+    "group_members": ("""\
+    ranks = [0]
+    g = dist.new_group(ranks)
+    if rank in ranks:
+        dist.all_reduce(t, group=g)""", False),
+    "group_rank_test": ("""\
+    g = dist.new_group([0])
+    if dist.get_rank(g) >= 0:
+        dist.all_reduce(t, group=g)""", False),
+    "rank_branch": ("""\
+    if rank == 0:
+        dist.all_reduce(t)""", True),
+    "true_on_every_rank": ("""\
+    if rank >= 0 and dist.get_world_size() > 0:
+        dist.all_reduce(t)""", False),
+    "uniform_exception": ("""\
+    for _ in range(2):
+        try:
+            g = get_group()
+        except AssertionError:
+            continue
+        dist.all_reduce(t, group=g)""", False),
+    "data_exception": ("""\
+    try:
+        with open(__file__ if rank else "/nonexistent/aux.bin") as f:
+            f.read()
+    except OSError:
+        return
+    dist.all_reduce(t)""", True),
+    "handler_never_returns": ("""\
+    try:
+        warmup(rank)
+    except RuntimeError as e:
+        fail(e)
+    dist.all_reduce(t)""", False),
+    "handler_swallows": ("""\
+    try:
+        warmup(rank)
+    except RuntimeError as e:
+        print(e)
+    dist.all_reduce(t)""", True),
+}
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(script: Path) -> bool:
+    """True when both ranks end (exit 0 or not) before the deadline and before gloo's
+    timeout: no rank was left waiting in a collective."""
+    port = _port()
+    procs = []
+    started = time.monotonic()
+    for rank in (0, 1):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), LOCAL_RANK=str(rank))
+        procs.append(subprocess.Popen([sys.executable, str(script)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True))
+    hung = False
+    for p in procs:
+        try:
+            out, _ = p.communicate(timeout=max(1, DEADLINE_S - (time.monotonic() - started)))
+            hung = hung or "timed out" in out.lower() or "timeout" in out.lower()
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            hung = True
+    return not hung
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_doctor_agrees_with_the_real_run(case, tmp_path):
+    body, flagged = CASES[case]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    script = repo / "train.py"
+    script.write_text(PROGRAM.format(body=body, timeout=GLOO_TIMEOUT_S))
+    (repo / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                       "srun python train.py\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    _, doc = run_json("--repo", str(repo), "--static", "--only", "collective-on-error-path")
+    res = result_of(doc, "collective-on-error-path")
+    errors = [f for f in res["findings"] if f["severity"] == "error"]
+    assert bool(errors) == flagged, res["findings"]
+    # the oracle: what the doctor calls an error really hangs, what it passes ends
+    assert run_ranks(script) == (not flagged), case
