@@ -122,3 +122,41 @@ def test_the_demo_trips_it_in_its_training_entry():
     assert [(f["location"]["path"], f["data"]["form"], f["data"]["call"])
             for f in res["findings"]] == [("src/demo_pkg/train.py", "finally", "os._exit(0)")]
     assert res["findings"][0]["data"]["launched_by"] == ["slurm/train.sbatch:19"]
+
+
+HELPER_CASES = {
+    # a handler that calls a repo helper whose every path exits 0: the failure is masked
+    "helper_exits_0": ("import os\n\n\ndef die():\n    os._exit(0)\n\n\ndef main():\n"
+                       "    try:\n        raise RuntimeError('x')\n    except RuntimeError:\n"
+                       "        die()\n\n\nif __name__ == '__main__':\n    main()\n", "error"),
+    # exit(-1) is status 255: the failure reaches Slurm
+    "exit_minus_1": ("import sys\n\n\ndef main():\n    try:\n        raise RuntimeError('x')\n"
+                     "    except RuntimeError:\n        sys.exit(-1)\n\n\n"
+                     "if __name__ == '__main__':\n    main()\n", None),
+    # the true case stays: sys.exit() in `except KeyError` of a checkpoint loader exits 0
+    "keyerror_exit": ("import sys\n\n\ndef load(d):\n    try:\n        return d['model']\n"
+                      "    except KeyError:\n        sys.exit()\n\n\n"
+                      "def main():\n    load({})\n\n\n"
+                      "if __name__ == '__main__':\n    main()\n", "error"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HELPER_CASES))
+def test_exit_status_through_helpers_and_negative_codes(case, tmp_path):
+    source, expected = HELPER_CASES[case]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "train.py").write_text(source)
+    (repo / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                       "srun python train.py\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    # the real program: its exit status is the oracle
+    proc = subprocess.run([sys.executable, str(repo / "train.py")], capture_output=True)
+    assert (proc.returncode == 0) == (expected == "error"), proc.returncode
+    _, doc = run_json("--static", "--repo", str(repo), "--only", "exit-masks-errors")
+    res = result_of(doc, "exit-masks-errors")
+    sevs = [f["severity"] for f in res["findings"]]
+    assert (("error" in sevs) == (expected == "error")), res["findings"]
+    if expected is None:
+        assert sevs == [], res["findings"]
