@@ -464,3 +464,42 @@ def test_a_cpu_torch_here_says_nothing_about_the_gpu_jobs_triton(tmp_path):
     res = result_of(doc, "torch-compile-risk")
     assert res["status"] == "pass" and code == 0, res
     assert "CPU build" in doc["facts"]["torch_compile_unchecked"]
+
+
+HELPER = """import os
+
+from torch.utils.data import DataLoader
+
+
+def loader_workers():
+    return int(os.environ.get("MU_TRAIN_WORKERS", "0"))
+
+
+def depends(n):
+    return n
+
+
+def build(ds):
+    a = DataLoader(ds, batch_size=2, num_workers=loader_workers(), prefetch_factor=2)
+    b = DataLoader(ds, batch_size=2, num_workers=depends(0), prefetch_factor=2)
+    return a, b
+"""
+
+
+def test_one_level_of_a_repo_helper_is_followed(tmp_path):
+    assert torch_raises(num_workers=0, prefetch_factor=2)
+    repo = make_repo(tmp_path, {
+        "train.py": HELPER,
+        "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=0\nsrun python train.py\n"})
+    code, res, doc = run_check(repo, "dataloader-option-conflict")
+    assert code == 1, res
+    (f,) = res["findings"]   # the helper's parameter is not guessed: depends(0) is noted
+    assert f["data"]["code"]["line"] == 15 and f["severity"] == "error"
+    assert f["data"]["from"]["num_workers"]["text"].startswith("loader_workers() returns")
+    assert any("a parameter of depends()" in n for n in doc["facts"]["dataloader_unchecked"])
+    # with workers exported, the same call passes
+    repo = make_repo(tmp_path / "w", {
+        "train.py": HELPER,
+        "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=2\nsrun python train.py\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    assert res["status"] == "pass" and code == 0, res

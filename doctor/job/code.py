@@ -372,6 +372,7 @@ class _Module:
         self.tree, self.rel, self.env = tree, rel, env
         self.inputs = inputs or Inputs()
         self.attrs: dict = {}          # (class, attr) → [(expr or None, scope, line)]
+        self.functions: dict = {}      # module-level def name → [(FunctionDef, its scope)]
         self.calls: list = []          # (call, scope, conds)
         self.out: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles",
                                           "env_sets")}
@@ -406,6 +407,8 @@ class _Module:
                 if cls is not None and positional and not any(
                         dotted(d) in ("staticmethod", "classmethod") for d in st.decorator_list):
                     child.cls, child.self_name = cls, positional[0].arg
+                if scope.parent is None and cls is None:
+                    self.functions.setdefault(st.name, []).append((st, child))
                 self._walk(st.body, child, ())
             elif isinstance(st, ast.ClassDef):
                 self._walk(st.body, scope, conds, cls=st.name)
@@ -826,8 +829,31 @@ class _Eval:
                 return self.unknown(node, f"config key {key!r} with a default the doctor "
                                           "cannot read")
             return self._cv(node, "config", value=got.value, source=key)
+        helper = self._helper(node, depth)
+        if helper is not None:
+            return helper
         return self.unknown(node, f"the result of {fn or 'a call'}(), which the doctor "
                                   "does not follow")
+
+    def _helper(self, node: ast.Call, depth: int) -> Optional[CodeValue]:
+        """One level of a repo helper: `get_workers()` defined once at this module's top
+        level with one `return <expr>`, followed in the helper's own scope (a value that
+        depends on its parameters stays unknown, naming the parameter)."""
+        if not isinstance(node.func, ast.Name) or depth > 4:
+            return None
+        scope, _ = self.scope.lookup(node.func.id)
+        found = self.m.functions.get(node.func.id, [])
+        if scope is None or scope.parent is not None or len(found) != 1:
+            return None
+        fdef, inner_scope = found[0]
+        returns = [n for n in _own_nodes(fdef) if isinstance(n, ast.Return)]
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fdef)):
+            return None
+        if len(returns) != 1 or returns[0].value is None:
+            return self.unknown(node, f"{node.func.id}() (line {fdef.lineno}) has "
+                                      f"{len(returns)} returns; the doctor follows one")
+        got = _Eval(self.m, inner_scope, None).value(returns[0].value, depth + 1)
+        return _retext(got, f"{ast.unparse(node)} returns {got.text}", node.lineno)
 
     def _env(self, node: ast.AST, name: str, default: Optional[ast.expr],
              required: bool = False) -> CodeValue:
@@ -980,6 +1006,17 @@ class _Eval:
                 out[key] = self.unknown(expr, f"set at line {at} under a condition the doctor "
                                               "cannot decide")
         return out
+
+
+def _own_nodes(fdef: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not of the functions or classes nested in it."""
+    stack = list(ast.iter_child_nodes(fdef))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                              ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
 
 
 def _flag_value(argv: tuple, o: ArgOption) -> tuple:
