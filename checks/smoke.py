@@ -39,7 +39,9 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
     `hang` (where it was stuck, from faulthandler), `desync` (parameters
     differ), `timeout` (it gave up waiting for a peer); `root_cause` says which
     failure caused the others. Settings: `smoke: {model, input_shape,
-    timeout_s (default 180), world_size, backend (auto, gloo, nccl)}`.
+    timeout_s (default 180), world_size, backend (auto, gloo, nccl)}`. A
+    forced `backend: nccl` with fewer GPUs than ranks cannot run here: a skip
+    that says so (it proves nothing about the job either way).
 
     ## Why it matters
     Distributed failures surface late and far from their cause: a rank-0-only
@@ -65,6 +67,10 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
                    "child processes with this Python)")
     run = run_smoke(plan_for(job), on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
     job.record_fact("smoke", smoke_facts(run))
+    setup = {(e or {}).get("message") for r in run.ranks
+             if (e := r.event("exception")) and e.get("type") == "SmokeSetupError"}
+    if setup and len(setup) == 1 and all(r.event("exception") for r in run.ranks):
+        raise Skip(setup.pop())   # the smoke could not run here: it proved nothing either way
     model = job.model or "the built-in model"
     for f in classify(run):
         location = None

@@ -106,6 +106,23 @@ def test_healthy_builtin_model_passes_and_reports_timings(tmp_path):
         assert r["import_s"] < r["total_s"]
 
 
+def test_nccl_forced_without_a_gpu_per_rank_is_a_skip_saying_so(tmp_path):
+    # Recorded on a real H200 (tests/data/gpu): nccl forced for 2 ranks on 1 GPU failed in
+    # set_device, reported as "raised importing torch" with "fix the exception; the job
+    # would fail the same way" -- the smoke's own set-up, not the job. On this CPU node the
+    # same setting has 0 GPUs for 2 ranks.
+    box = Sandbox(SCENARIOS / "builtin_model", tmp_path)
+    (box.repo / "doctor.yaml").write_text("smoke: {timeout_s: 30, backend: nccl}\n")
+    code, doc = box.run()
+    box.assert_clean()
+    result = smoke_result(doc)
+    assert (code, result["status"], result["findings"]) == (0, "skip", [])
+    assert "nccl needs one GPU per rank: this node has 0 GPU(s) for 2 ranks" in result["reason"]
+    assert "smoke.backend: auto" in result["reason"]
+    smoke = doc["facts"]["smoke"]   # what was chosen is reported though set-up failed
+    assert smoke["backend"] == "nccl" and smoke["devices"] == ["cuda:0", "cuda:1"]
+
+
 def test_sigsegv_in_model_factory_is_a_crash_of_rank0(tmp_path):
     code, doc, result = run_scenario("fail_segv_in_factory", tmp_path)
     assert code == 1 and result["status"] == "fail"

@@ -153,7 +153,8 @@ def where(o: RankOutcome) -> str:
     return "import" if o.event("start") else "startup"
 
 
-PHASE_WORDS = {"import": "importing torch", "init": "in init_process_group",
+PHASE_WORDS = {"import": "importing torch", "setup": "choosing the backend and device",
+               "init": "in init_process_group",
                "model": "while building the model", "ddp": "while wrapping the model in DDP",
                "shutdown": "in destroy_process_group", "startup": "before it started"}
 

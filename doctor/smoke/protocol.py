@@ -51,6 +51,16 @@ def exit_file(run_dir: PathLike, rank: int) -> Path:
     return Path(run_dir) / f"rank{rank}.exit"
 
 
+class SmokeSetupError(RuntimeError):
+    """The smoke's own settings cannot run on this node: not a failure of the job's code."""
+
+
+def too_few_gpus(gpus: int, world_size: int) -> str:
+    return (f"smoke.backend: nccl needs one GPU per rank: this node has {gpus} GPU(s) for "
+            f"{world_size} ranks; use smoke.backend: auto (gloo on the CPU here) or run the "
+            f"smoke on a node with {world_size} GPUs")
+
+
 def choose_backend(requested: Optional[str], gpus: int, world_size: int) -> tuple:
     """(backend, device kind): nccl with one GPU per rank, else gloo on CPU.
 

@@ -157,17 +157,19 @@ def main() -> int:
 
         emit("phase", phase="import", seconds=time.time() - t, torch=torch.__version__)
 
+        phase = "setup"   # the smoke's own backend and device, before any user code
         world = int(os.environ["WORLD_SIZE"])
         local_rank = int(os.environ.get("LOCAL_RANK", RANK))
         gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
         backend, kind = P.choose_backend(os.environ.get(P.ENV_BACKEND), gpus, world)
-        if kind == "cuda":
-            torch.cuda.set_device(local_rank)
-            device = torch.device("cuda", local_rank)
-        else:
-            device = torch.device("cpu")
+        device = torch.device("cuda", local_rank) if kind == "cuda" else torch.device("cpu")
+        # said before set_device, so that a failure there still reports what was chosen
         emit("backend", backend=backend, device=str(device), gpus=gpus,
              hip=getattr(torch.version, "hip", None), cuda=getattr(torch.version, "cuda", None))
+        if kind == "cuda" and gpus < world:
+            raise P.SmokeSetupError(P.too_few_gpus(gpus, world))
+        if kind == "cuda":
+            torch.cuda.set_device(local_rank)
 
         phase = "init"
         t = time.time()
