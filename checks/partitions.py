@@ -87,7 +87,8 @@ def slurm_partition_limits(job: Job) -> Iterator[Finding]:
     default account is in the accounting database).
 
     A cluster's limits judge a job only when the job is for that cluster: its
-    `--clusters` (`-M`) names it, the settings say so (`site: {cluster: NAME}` with
+    `--clusters` (`-M`) names it, `doctor sbatch` submits it to this cluster, the
+    settings say so (`site: {cluster: NAME}` with
     Slurm's ClusterName, or a profile chosen in the settings whose `detect.cluster_names`
     hold it; a profile chosen in the settings, or `site.partitions`, is the jobs' cluster),
     or the cluster has the job's partition. A job whose partitions this cluster lacks was

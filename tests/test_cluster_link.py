@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import result_of, run_json
+from conftest import result_of, run_doctor, run_json
 
 CHECK = "slurm-partition-limits"
 
@@ -135,3 +135,18 @@ def test_one_job_judged_and_one_not(slurm_cluster, tmp_path):
     code, res, facts, _ = no_smoke(repo)
     assert code == 1 and [f["location"]["path"] for f in res["findings"]] == ["job.sbatch"]
     assert [n["script"] for n in facts["partitions"]["not_judged"]] == ["other.sbatch"]
+
+
+@pytest.mark.slurm
+def test_doctor_sbatch_submits_here_so_this_cluster_judges(slurm_cluster, tmp_path):
+    """`doctor sbatch` hands the job to this machine's sbatch: this cluster is the job's,
+    so its default partition judges a job without --partition (`doctor run` skips it),
+    and the doctor refuses what sbatch would refuse, before submitting."""
+    repo = job(tmp_path, "--nodes=16", "--time=5")
+    assert "Requested node configuration is not available" in sbatch_test_only(repo)
+    proc = run_doctor("sbatch", "--repo", str(repo), "--only", CHECK,
+                      str(repo / "job.sbatch"))
+    if proc.stdout.strip().isdigit():   # a bug submitted it: do not leave it queued
+        subprocess.run(["scancel", proc.stdout.strip()], capture_output=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert "not submitted: a check failed" in proc.stderr and "TotalNodes" in proc.stderr

@@ -126,9 +126,12 @@ def fact_sources(job: Job) -> list:
     if live is not None:
         here = this_cluster(job)
         names = frozenset({here} if here else ())
+        # `doctor sbatch` submits here: this cluster is the job's, whatever the settings say
+        here_too = job.submitting
         out.append(Facts("scontrol", live[0], live[1], names,
-                          declared=bool(names & declared),
-                          foreign=bool(declared) and bool(names) and not names & declared))
+                          declared=here_too or bool(names & declared),
+                          foreign=not here_too and bool(declared) and bool(names)
+                          and not names & declared))
     profile = job.site.get("partitions") or {}
     if profile:
         site = job.site

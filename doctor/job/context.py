@@ -106,6 +106,8 @@ class Job:
         self._explicit_sbatch = list(sbatch)
         self.scripts: list = [load_sbatch(p, self.rel(p))
                               for p in self._sbatch_paths(self._explicit_sbatch)]
+        # `doctor sbatch`: the job goes to this machine's sbatch, so this cluster is its own
+        self.submitting = submit_args is not None
         if submit_args is not None:
             self.scripts = [as_submitted(s, list(submit_args), self.login_env)
                             for s in self.scripts]
