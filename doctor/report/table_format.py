@@ -36,9 +36,11 @@ def render(report, color: bool = False) -> str:
             fixes.append((r["id"], findings))
         else:
             # A title names the problem ("... is too low"); on a pass row the id says it all.
-            # a check that skipped a job step says which it read ("no step that runs ...")
-            steps = f" [judged: {', '.join(r['steps'])}]" if r.get("steps") and \
-                status == "skip" else ""
+            # which job steps a skip judged, and a pass that found no step to judge in a
+            # script ("a.sbatch (no step that runs a Python program)"): never silently
+            judged = r.get("steps") or []
+            steps = f" [judged: {', '.join(judged)}]" if judged and (
+                status == "skip" or any("(no step" in j for j in judged)) else ""
             rows.append([label, r["id"], r["severity"],
                          textwrap.fill((r["reason"] or "") + steps, WIDTH)])
     out = [tabulate(rows, headers=["status", "check", "severity", "message"],
