@@ -146,11 +146,12 @@ def _guard(test: ast.AST, polarity: bool) -> tuple:
 
 
 def _contradicts(outer: tuple, inner: tuple) -> bool:
-    """The callee's `if x:` under the caller's `else` of `if x:` (the same attribute of
-    self, or the same name): never both true, so the callee's branch is not reached."""
-    def key(text: str) -> str:
-        return text[5:] if text.startswith("self.") else text
-    return any(k == "other" and j == "other" and key(t) == key(u) and p != q
+    """The callee's `if self.x:` under the caller's `else` of `if self.x:` (a method of
+    the same object; or a configuration value, `args.x`): never both true, so the
+    callee's branch is not reached. A plain name may be another variable there."""
+    def same(text: str) -> bool:
+        return text.startswith("self.") or flow._config(text)
+    return any(k == "other" and j == "other" and t == u and same(t) and p != q
                for k, t, p in outer for j, u, q in inner)
 
 
@@ -174,41 +175,43 @@ class Repo:
 
     # -- the collectives a block reaches ---------------------------------------
     def hits(self, mod: Module, cls: Optional[ast.ClassDef], stmts: list, depth: int = 0,
-             guards: tuple = ()) -> list:
+             guards: tuple = (), ctx: tuple = ()) -> list:
         """Collectives the statements call, directly or (depth 0) in a repo function they
         call; `guards`: (kind, test, polarity) of the ifs on the way (kind: rank |
         member | other). A branch that is true, or false, on every rank is no guard;
-        a statement that never returns ends the block."""
+        a statement that never returns ends the block. `ctx`: the guards around the
+        statements, used only to drop a callee's branch that they contradict."""
         out: list = []
         for st in stmts:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(st, ast.If):
-                out += self._calls(mod, cls, st.test, depth, guards)
+                out += self._calls(mod, cls, st.test, depth, guards, ctx)
                 every = constant_on_every_rank(st.test)
                 if every is not None:        # `rank >= 0`: one branch, on every rank
-                    out += self.hits(mod, cls, st.body if every else st.orelse, depth, guards)
+                    out += self.hits(mod, cls, st.body if every else st.orelse, depth, guards,
+                                     ctx)
                     continue
                 for branch, pol in ((st.body, True), (st.orelse, False)):
                     g = guards if same_on_every_rank(st.test) and \
                         membership(st.test) is None else guards + (_guard(st.test, pol),)
-                    out += self.hits(mod, cls, branch, depth, g)
+                    out += self.hits(mod, cls, branch, depth, g, ctx)
                 continue
             for _name, value in ast.iter_fields(st):
                 for v in value if isinstance(value, list) else [value]:
                     if isinstance(v, ast.stmt):
-                        out += self.hits(mod, cls, [v], depth, guards)
+                        out += self.hits(mod, cls, [v], depth, guards, ctx)
                     elif isinstance(v, ast.ExceptHandler):
-                        out += self.hits(mod, cls, v.body, depth, guards)
+                        out += self.hits(mod, cls, v.body, depth, guards, ctx)
                     elif isinstance(v, ast.AST):
-                        out += self._calls(mod, cls, v, depth, guards)
+                        out += self._calls(mod, cls, v, depth, guards, ctx)
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and \
                     self.flow.call_end(mod, cls, st.value) is not None:
                 break      # pytest.skip(), sys.exit(), a helper that always raises
         return out
 
     def _calls(self, mod: Module, cls: Optional[ast.ClassDef], expr: ast.AST, depth: int,
-               guards: tuple) -> list:
+               guards: tuple, ctx: tuple = ()) -> list:
         out = []
         for node in ast.walk(expr):
             if not isinstance(node, ast.Call):
@@ -220,7 +223,7 @@ class Repo:
                 via = ((f"{dotted(node.func)}()", mod.rel, node.lineno),)
                 out += [Hit(h.name, h.rel, h.line, via, guards + h.guards, h.group)
                         for h in self.function_hits(target)
-                        if not _contradicts(guards, h.guards)]
+                        if not _contradicts(ctx + guards, h.guards)]
         return out
 
     def function_hits(self, t: Target) -> list:
@@ -351,28 +354,32 @@ class Scan:
                      "@rank_zero_only", getattr(fn, "lineno", 0),
                      "runs only on rank 0 (the function is @rank_zero_only)")
 
-    def block(self, stmts: list, cls: Optional[ast.ClassDef], fn: ast.AST, after: list) -> None:
+    def block(self, stmts: list, cls: Optional[ast.ClassDef], fn: ast.AST, after: list,
+              outer: tuple = ()) -> None:
+        """`outer`: the guards of the ifs around the statements (see Repo.hits' ctx)."""
         for i, st in enumerate(stmts):
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             rest = stmts[i + 1:] + after
             if isinstance(st, ast.If) and rank_conditional(st.test):
-                self.rank_branch(st, cls, fn, rest)
+                self.rank_branch(st, cls, fn, rest, outer)
             if type(st).__name__ in ("Try", "TryStar"):
                 self.try_(st, cls, fn, stmts[i + 1:])
-            for _name, value in ast.iter_fields(st):
+            for name, value in ast.iter_fields(st):
                 if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                    self.block(value, cls, fn, rest)
+                    g = outer + ((_guard(st.test, name == "body"),)
+                                 if isinstance(st, ast.If) else ())
+                    self.block(value, cls, fn, rest, g)
                 elif isinstance(value, list):
                     for h in value:
                         if isinstance(h, ast.ExceptHandler):
-                            self.block(h.body, cls, fn, rest)
+                            self.block(h.body, cls, fn, rest, outer)
 
     def names(self, stmts: list, cls: Optional[ast.ClassDef]) -> set:
         return {h.short for h in self.repo.hits(self.mod, cls, stmts)}
 
     def rank_branch(self, st: ast.If, cls: Optional[ast.ClassDef], fn: ast.AST,
-                    rest: list) -> None:
+                    rest: list, outer: tuple = ()) -> None:
         test = ast.unparse(st.test)
         inside = {id(n) for n in ast.walk(st)}
         others = [n for n in ast.walk(fn) if isinstance(n, ast.If) and id(n) not in inside
@@ -384,7 +391,7 @@ class Scan:
             matched = self.names(other, cls) | elsewhere
             if branch and isinstance(branch[-1], JUMPS):
                 matched |= self.names(rest, cls)   # the others reach it after the if
-            hits = [h for h in self.repo.hits(self.mod, cls, branch)
+            hits = [h for h in self.repo.hits(self.mod, cls, branch, ctx=outer)
                     if h.short not in matched]
             members = _members(st.test, fn) if branch is st.body else None
             for h in hits:
@@ -545,6 +552,32 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
     dist.barrier() at utils.py:12`. A collective under a condition the doctor does not
     follow (other than `dist.is_initialized()`, `world_size > 1` and the like) is a
     warning naming that condition.
+
+    What is not a finding (each proven on a real 2-rank gloo run,
+    tests/test_collective_semantics.py):
+
+    - a collective on `group=G` under a test that exactly G's members pass
+      (`get_rank() in get_process_group_ranks(G)`, `get_rank(G) >= 0`, `rank in
+      ranks` with `G = new_group(ranks)`): the group's members are who must call it;
+      a group whose members the doctor cannot match to the test is a warning;
+    - a test with the same value on every rank (`rank >= 0`, `rank < world_size`,
+      `get_world_size() > 0`): no branch at all;
+    - a handler that never returns: it raises or exits (`raise`, `sys.exit`,
+      `os._exit`, `pytest.skip`/`fail`/`exit`, a `-> NoReturn` function, a repo
+      function whose every path raises or exits), so nothing is swallowed;
+    - an exception that is the same on every rank: the `try` reads only state every
+      rank holds alike (constants, the module's globals that no assignment sets from
+      a rank, such as a parallel group that a collective initialisation sets,
+      configuration such as `args.x`/`self.config.x`, and locals computed from these,
+      through pure builtins and one level of repo functions, also one taken from a
+      literal dict or list of them). Deterministic code on identical state raises on
+      every rank or on none. A rank, a file read, a tensor's value or a library call
+      can differ between ranks: where the handler catches only logic errors
+      (AssertionError, KeyError, ...) that is a warning, otherwise an error;
+    - a callee's branch that its caller's guard rules out (the callee's `if self.x:`
+      reached only from the caller's `else` of `if self.x:`);
+    - a `finally:` whose `try` reaches no collective: every rank meets there (a
+      warning, since a deeper call may hold one).
 
     ## Why it matters
     Every rank must run the same collectives in the same order. When one rank fails

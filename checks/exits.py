@@ -526,7 +526,9 @@ def exit_masks_errors(job: Job) -> Iterator[Finding]:
     or in an `except` handler (other than KeyboardInterrupt/SystemExit), and
     `except:` / `except BaseException:` / `except Exception:` with only `pass`
     around the training call of the entry's top level or main function.
-    Warnings: `os._exit(...)` on the normal path; a non-zero or unknown
+    A handler that calls a repo function whose every path exits (one level:
+    `def die(): os._exit(0)`) counts as that exit. `exit(-1)` is status 255, a
+    failure. Warnings: `os._exit(...)` on the normal path; a non-zero or unknown
     `os._exit` status in a handler; an exit under an `if` (named); one in a
     function the doctor did not see the entry call. A comment
     `# doctor: allow exit-masks-errors <reason>` on the exit's line or its

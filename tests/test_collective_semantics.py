@@ -4,10 +4,10 @@ Each case is a tiny training program, run twice: through the real CLI
 (`--static --only collective-on-error-path`, as the job's entry) and for real on
 two gloo ranks with a short process-group timeout. The oracle is the real run:
 a case the doctor calls an error must hang (a rank still waiting at the deadline,
-or giving up on gloo's timeout); a case it passes must finish. Each rank stays
-alive a little past gloo's timeout after its step, so a collective that only one
-rank calls times out (it would otherwise fail at once on the peer's exit, and
-gloo pairs a stray all_reduce with a peer's barrier).
+or giving up on gloo's timeout); a case it passes must finish. After its step,
+each rank waits for its peer in the store, not in a collective: a collective that
+only one rank calls then times out (it would otherwise fail at once on the peer's
+exit, and gloo pairs a stray all_reduce with a peer's barrier).
 """
 from __future__ import annotations
 
@@ -22,13 +22,12 @@ import pytest
 
 from conftest import result_of, run_json
 
-GLOO_TIMEOUT_S = 3
+GLOO_TIMEOUT_S = 2
 DEADLINE_S = 20
 
 PROGRAM = '''\
 import os
 import sys
-import time
 from datetime import timedelta
 from typing import NoReturn
 
@@ -53,6 +52,25 @@ def warmup(rank):
     dist.all_reduce(torch.zeros(1))
 
 
+def always_raises(msg):
+    raise RuntimeError(msg)
+
+
+class Trainer:
+    def __init__(self):
+        self.is_pipe_parallel = False
+
+    def _update(self, t):
+        if self.is_pipe_parallel:
+            dist.all_reduce(t)
+
+    def step(self, rank, t):
+        if self.is_pipe_parallel:
+            dist.all_reduce(t)
+        elif rank == 0:
+            self._update(t)
+
+
 def step(rank, t):
 {body}
 
@@ -61,7 +79,11 @@ def main():
     dist.init_process_group("gloo", timeout=timedelta(seconds={timeout}))
     rank = dist.get_rank()
     step(rank, torch.ones(1))
-    time.sleep({timeout} + 1)   # alive: a collective left unmatched times out, not fails
+    # Wait for the peer to be done too, outside any collective: a rank left alone in a
+    # collective times out instead of failing on its peer's exit.
+    store = dist.distributed_c10d._get_default_store()
+    store.set(f"done{{rank}}", "1")
+    store.wait([f"done{{1 - rank}}"])
     dist.destroy_process_group()
 
 
@@ -79,6 +101,10 @@ CASES = {
     "group_rank_test": ("""\
     g = dist.new_group([0])
     if dist.get_rank(g) >= 0:
+        dist.all_reduce(t, group=g)""", False),
+    "group_ranks_of": ("""\
+    g = dist.new_group([0, 1])
+    if dist.get_world_size(g) > 1 and dist.get_rank() in dist.get_process_group_ranks(g):
         dist.all_reduce(t, group=g)""", False),
     "rank_branch": ("""\
     if rank == 0:
@@ -106,6 +132,21 @@ CASES = {
     except RuntimeError as e:
         fail(e)
     dist.all_reduce(t)""", False),
+    "helper_always_raises": ("""\
+    try:
+        warmup(rank)
+    except RuntimeError as e:
+        always_raises(str(e))
+    dist.all_reduce(t)""", False),
+    "handler_pytest_skip": ("""\
+    import pytest
+    try:
+        warmup(rank)
+    except RuntimeError as e:
+        pytest.skip(f"no warmup here: {e}")
+    dist.all_reduce(t)""", False),
+    "callee_guard": ("""\
+    Trainer().step(rank, t)""", False),
     "handler_swallows": ("""\
     try:
         warmup(rank)
@@ -161,5 +202,6 @@ def test_the_doctor_agrees_with_the_real_run(case, tmp_path):
     res = result_of(doc, "collective-on-error-path")
     errors = [f for f in res["findings"] if f["severity"] == "error"]
     assert bool(errors) == flagged, res["findings"]
+    assert flagged or res["findings"] == [], res["findings"]   # not even a warning
     # the oracle: what the doctor calls an error really hangs, what it passes ends
     assert run_ranks(script) == (not flagged), case
