@@ -454,15 +454,18 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
                  (num_workers x prefetch_factor) x batch_mib
 
     Each worker keeps `prefetch_factor` batches (default 2) in shared memory until the
-    main process takes them; a batch is assumed to take `batch_mib` MiB (default 64,
-    an option: set it to your real batch size). Ranks per node come from the job's
-    launched step (Slurm tasks per node × torchrun processes; SLURM_NTASKS_PER_NODE in a
-    job). A cache that already sits in /dev/shm counts as available space (it is the
-    job's own). The finding is an error when the cache alone does not fit, a warning
-    when it is the batches' estimate that does not (its size is assumed). Also fails
-    when /dev/shm is below `min_gib` GiB at all (Docker's default is 64 MiB), and warns
-    about `torch_<pid>_*` segments whose creating process is dead (or, for other
-    `torch_*` names, untouched for a day), with their total size and the `rm` command.
+    main process takes them; a batch is assumed to take `batch_mib` MiB (default 64, an
+    option: set it to your real batch size). When no config gives a DataLoader with
+    workers, the code's `DataLoader(...)` calls do (num_workers from an env variable the
+    job exports, an argparse option, ...: see dataloader-option-conflict). Ranks per
+    node come from the job's launched step (Slurm tasks per node × torchrun processes;
+    SLURM_NTASKS_PER_NODE in a job). A cache that already sits in /dev/shm counts as
+    available space (it is the job's own). The finding is an error when the cache alone
+    does not fit, a warning when it is the batches' estimate that does not (its size is
+    assumed). Also fails when /dev/shm is below `min_gib` GiB at all (Docker's default
+    is 64 MiB), and warns about `torch_<pid>_*` segments whose creating process is dead
+    (or, for other `torch_*` names, untouched for a day), with their total size and the
+    `rm` command.
 
     ## Why it matters
     DataLoader workers hand every batch to the main process through /dev/shm. When it

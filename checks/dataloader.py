@@ -327,14 +327,24 @@ def dataloader_option_conflict(job: Job) -> Iterator[Finding]:
     `DataLoader(...)` calls in the repo's code (also `functools.partial(DataLoader,
     ...)`), read without importing it, are specs too, reported at the call.
     A keyword value is followed through constants, names assigned once,
-    literal `**` dicts (with their `d['k'] = v`), `os.environ.get("X", "8")`
-    (X from the job script's environment, else its default), `cfg.get('k', d)`
-    and `x if num_workers > 0 else None` (guarded: the branch the worker count
-    picks). Precision rule: a finding is an `error` only when the whole path
-    from the written value to the DataLoader is shown; a value that is an env
-    variable's default, a config key's default, guarded, or reached through a
-    partial makes it a `warning` that names that link (`data.unseen`). The
-    timeout rule also compares with the code's `init_process_group(timeout=...)`.
+    literal `**` dicts (with their `d['k'] = v`; `**self.kwargs` set once in
+    `__init__`), `os.environ.get("X", "8")` (X from the job script's
+    environment, else its default), `cfg.get('k', d)`, `self.x` set once in
+    `__init__`, `cfg["a"]["b"]` / `cfg.a.b` read from the job's configs,
+    argparse options (`args.num_workers`: the job's command line, else the
+    option's default), `multiprocessing.get_context("spawn")`, one level of a
+    module's own helper function (`num_workers=get_workers()`), and
+    `x if num_workers > 0 else None` (guarded: the branch the worker count
+    picks). A key set only under `if num_workers > 0:` is not passed without
+    workers, so a config's `prefetch_factor` next to no `num_workers` is kept
+    out (seed 000's fixed datamodule). Precision rule: a finding is an `error`
+    only when the whole path from the written value to the DataLoader is
+    shown; a value that is an env variable's default, a config key's default,
+    a config key the code reads (is that parameter the job's config?), an
+    argparse default under a command line the doctor cannot see whole,
+    guarded, or reached through a partial makes it a `warning` that names that
+    link (`data.unseen`). The timeout rule also compares with the code's
+    `init_process_group(timeout=...)`.
 
     Values filled in at run time (`${oc.env:...}`, `$VAR`, `???`) or not plain
     numbers are never guessed: the rules that need them are not applied and

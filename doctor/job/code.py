@@ -5,9 +5,12 @@ patches of torch's default timeout, torch.compile calls, and the os.environ
 assignments an entry module makes before it imports torch. A value is followed
 only as far as the doctor can show it: a constant, an environment variable
 (resolved through the environment the caller passes in, else its default), a
-config key's default, a literal dict spread, a name assigned once, or an
-expression guarded by the worker count. Anything else is `unknown`, with its
-source text and the reason.
+config key's default, a config key path read from the job's configs
+(`cfg["a"]["b"]`, `cfg.a.b`), an argparse option (through the job step's
+arguments the caller passes in), `self.x` set once in the class's `__init__`,
+a literal dict spread, a name assigned once, one level of a module's own helper
+function, `get_context("spawn")`, or an expression guarded by the worker count.
+Anything else is `unknown`, with its source text and the reason.
 """
 from __future__ import annotations
 
