@@ -103,6 +103,9 @@ SCRIPTS = {
     "sbatch_wrap.sh": "#!/bin/bash\n" + PRE + 'sbatch --gres=gpu:4 --time=20:00:00 '
     '--wrap="module purge; module load pytorch-gpu; python3 pretrain_gpt.py --lr 0.1 '
     '--train-iters 10"\n',
+    # eval of the joined command, the launcher in a variable
+    "eval.slurm": HEAD + PRE + 'CMD="srun --jobid $SLURM_JOB_ID python pretrain_gpt.py '
+    '--lr 0.1"\neval "$CMD --train-iters 10"\n',
     # a repo script run by its shebang through a variable the doctor cannot read
     "direct_py.slurm": HEAD + "source $HOME/site-env.sh\n"
     "$REPO_PATH/tools/hub_sync.py --repo-path logs --patterns '*.txt'\n",

@@ -343,6 +343,17 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
                 state.opaque.append(f"`source {cmd.argv[1]}` ({script.rel}:{cmd.line}), "
                                     "which the doctor cannot read")
             continue
+        if argv0 == "eval" and len(cmd.words) > 1 and ctx.depth < MAX_DEPTH:
+            # `eval "$LAUNCHER $CMD"`: this shell runs its joined words as commands; read
+            # when every variable in them is known (else noted below)
+            res = [expand(w, state.lookup, in_job=state.in_job) for w in cmd.words[1:]]
+            if all(r.resolved for r in res):
+                code = " ".join(r.text for r in res)
+                snippet = SbatchScript(path=script.path, rel=script.rel, text=code)
+                snippet.commands = _commands_at(code, cmd.line)
+                _walk_commands(snippet, state, replace(ctx, depth=ctx.depth + 1), steps,
+                               channel)
+                continue
         if argv0 in ("module", "ml", "conda", "spack", "eval") and not (
                 len(cmd.argv) > 1 and cmd.argv[1] in READ_ONLY_SUBCOMMANDS):
             # a module the site profile knows sets what the profile says (doctor/sites)
