@@ -503,3 +503,31 @@ def test_one_level_of_a_repo_helper_is_followed(tmp_path):
         "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=2\nsrun python train.py\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     assert res["status"] == "pass" and code == 0, res
+
+
+ARGS_PARAM = """import argparse
+
+from torch.utils.data import DataLoader
+
+
+def make(ds, %s):
+    return DataLoader(ds, batch_size=2, num_workers=%s.num_workers, prefetch_factor=2)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--num_workers", type=int, default=0)
+    make([1, 2], parser.parse_args())
+"""
+
+
+@pytest.mark.parametrize("name,found", [("args", True), ("model", False)])
+def test_an_args_parameter_is_the_command_line_only_as_a_named_link(tmp_path, name, found):
+    repo = make_repo(tmp_path, {"train.py": ARGS_PARAM % (name, name),
+                                "job.sbatch": SBATCH + "srun python train.py\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    if not found:   # `model.num_workers` is no command line: not checked, not guessed
+        assert res["status"] == "pass" and code == 0, res
+        return
+    assert code == 0 and res["severity"] == "warning", res
+    assert "if `args` is the parsed command line" in res["findings"][0]["message"]

@@ -43,6 +43,8 @@ _ENV_FUNCS = ("setdefault", "putenv")
 # A config read into a name by one of these is a root of config key paths.
 _CONFIG_LOADERS = ("safe_load", "load", "full_load", "unsafe_load", "loads", "create",
                    "to_container")
+# A parameter is read as the parsed command line only when its name says so (`args`).
+_ARGS_WORDS = ("arg", "opt", "flag", "param", "cfg", "conf", "hp")
 # `<name>.a.b` is read as a config key path only when the name says it is a config.
 _CONFIG_WORDS = ("cfg", "conf", "config", "hparams", "hp", "settings")
 
@@ -696,7 +698,8 @@ class _Eval:
         parsed = isinstance(call, ast.Call) and \
             dotted(call.func).rsplit(".", 1)[-1] in ("parse_args", "parse_known_args") \
             and not call.args
-        if not parsed and name not in scope.params:
+        if not parsed and not (name in scope.params and
+                               any(w in name.lower() for w in _ARGS_WORDS)):
             return None
         opts = self.m.inputs.options.get(node.attr)
         if not opts:
