@@ -276,7 +276,7 @@ def _module(job: Job, path: Path, tree: ast.Module) -> Module:
     def make() -> Module:
         rel = job.rel(path)
         return Module(rel, tree, (module_names(rel) or [rel])[0])
-    return job.memo(("flow.module", Module.__name__, os.path.normpath(path)), make)
+    return job.memo(("flow.module", flow._kind(Module), os.path.normpath(path)), make)
 
 
 def _raises(stmts: list) -> bool:

@@ -119,6 +119,15 @@ CASES = {
         except AssertionError:
             continue
         dist.all_reduce(t, group=g)""", False),
+    "config_exception": ("""\
+    import argparse
+    import json
+    args = argparse.Namespace(config_json="{not json")   # the same command line everywhere
+    try:
+        config = json.loads(args.config_json)
+    except json.JSONDecodeError:
+        return
+    dist.all_reduce(t, group=config.get("group"))""", False),
     "data_exception": ("""\
     try:
         with open(__file__ if rank else "/nonexistent/aux.bin") as f:
@@ -198,8 +207,10 @@ def test_the_doctor_agrees_with_the_real_run(case, tmp_path):
                                        "srun python train.py\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
-    _, doc = run_json("--repo", str(repo), "--static", "--only", "collective-on-error-path")
+    _, doc = run_json("--repo", str(repo), "--static", "--only",
+                      "collective-on-error-path,exit-masks-errors")   # one shared analysis
     res = result_of(doc, "collective-on-error-path")
+    assert res["status"] != "error", res.get("reason")
     errors = [f for f in res["findings"] if f["severity"] == "error"]
     assert bool(errors) == flagged, res["findings"]
     assert flagged or res["findings"] == [], res["findings"]   # not even a warning

@@ -228,7 +228,7 @@ class Flow:
             src = source_path(self.job, Path(path))
             tree = tree_of(self.job, src) if src is not None else None
             self._mods[key] = None if src is None or not isinstance(tree, ast.Module) \
-                else self.job.memo(("flow.module", self.kind.__name__, os.path.normpath(src)),
+                else self.job.memo(("flow.module", _kind(self.kind), os.path.normpath(src)),
                                    lambda: _make(self.job, src, tree, self.kind))
         return self._mods[key]
 
@@ -379,6 +379,11 @@ def _both(a: Optional[End], b: Optional[End]) -> Optional[End]:
     return End("mixed", None, a.text, a.rel, a.line, a.via)
 
 
+def _kind(kind: type) -> str:
+    """A Module class's full name: a check's subclass may be called Module too."""
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
 def _reexport(pkg: Module, name: str) -> Optional[str]:
     """The dotted name a module's `name` stands for: its import, or a top-level
     `name = other` of an imported or sibling name."""
@@ -428,7 +433,8 @@ def _attr_class(cls: ast.ClassDef, attr: str) -> Optional[str]:
 PURE = frozenset({"len", "isinstance", "issubclass", "hasattr", "getattr", "str", "int",
                   "float", "bool", "tuple", "list", "dict", "set", "frozenset", "type",
                   "min", "max", "sorted", "repr", "format", "any", "all", "range", "abs",
-                  "functools.partial", "partial", "callable", "id"})
+                  "functools.partial", "partial", "callable", "id",
+                  "json.loads", "ast.literal_eval"})
 CONFIG_ROOTS = frozenset({"args", "config", "cfg", "conf", "opt", "opts", "hparams",
                           "settings", "self.config", "self.args", "self.cfg",
                           "self.hparams"})
@@ -571,8 +577,11 @@ class Uniform:
 
 
 def _config(name: str) -> bool:
-    """`args.lr`, `self.config.x`: a configuration value, the same on every rank."""
-    return any(name == r or name.startswith(r + ".") for r in CONFIG_ROOTS)
+    """`args.lr`, `self.config.x`: a configuration value, the same on every rank (not
+    `args.local_rank`: torch.distributed.launch passes each rank its own)."""
+    from doctor.job.ranks import _RANK
+    return any(name == r or name.startswith(r + ".") for r in CONFIG_ROOTS) and \
+        not _RANK.match(name.rsplit(".", 1)[-1])
 
 
 def _literal_pool(fn: ast.AST, name: str) -> Optional[list]:
