@@ -1,6 +1,7 @@
 """The job script's Slurm resources against the training config's devices and workers."""
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
@@ -8,10 +9,9 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.cluster import partition_gpus
 from doctor.job.context import Job
-from doctor.job.launchers import Count
 from doctor.job.loaders import loader_specs
-from doctor.job.sbatch import sbatch_options
 from doctor.job.shell import unquote
+from doctor.job.sources import trees_mentioning
 from doctor.job.stepconfigs import step_configs
 
 DEVICE_KEYS = ("devices", "gpus")
@@ -65,6 +65,7 @@ class Pair:
     step: Any
     config: Any
     certain: bool
+    lightning: bool = True   # the repo's code imports Lightning
 
 
 def pairs(job: Job) -> list:
@@ -151,7 +152,9 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     launcher options) with the configs it reads, command-line overrides applied
     (`trainer.devices=8`, `--trainer.devices 4`), following Lightning's own SLURM
     validation: `num_nodes` must equal `--nodes`; `devices` must equal
-    `--ntasks-per-node` when that is set (`--nproc_per_node` under torchrun);
+    `--ntasks-per-node` when that is set (`--nproc_per_node` under torchrun), where the
+    code imports Lightning or the mapping is a Lightning Trainer's (`trainer:`, or
+    `accelerator`/`strategy` beside the devices);
     `devices × num_nodes` must not exceed the GPUs requested (`--gpus-per-node`,
     `--gres=gpu:N`, `--gpus`); a DataLoader's `num_workers` should fit in the
     CPUs of one rank (`--cpus-per-task` ÷ processes per task). A launcher that
@@ -179,7 +182,8 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
     `doctor fix --unsafe` changes the `#SBATCH` line to what the config says; it is
     unsafe because the config may be the side that is wrong.
     """
-    todo = pairs(job)
+    lightning = uses_lightning(job)
+    todo = [replace(p, lightning=lightning) for p in pairs(job)]
     found = [v for s in job.scripts for v in launcher_rules(job, job.step(s))]
     for pair in todo:
         found += config_rules(pair, partition_gpus(job, pair.script))
@@ -285,20 +289,15 @@ def launcher_rules(job: Job, step: Any) -> list:
     return []
 
 
-def submits(script: Any) -> list:
-    """The `sbatch` commands a script runs (a submitter, not the job itself)."""
-    return [c for c in script.commands if c.argv and c.argv[0].rsplit("/", 1)[-1] == "sbatch"]
-
-
-def submitted_gpus(script: Any) -> Optional[Count]:
-    """GPUs per node that a script's `sbatch --gres=gpu:4 ... --wrap=...` asks for."""
-    for cmd in submits(script):
-        opts = sbatch_options(cmd.argv[1:], cmd.line)
-        got = replace(script, directives=opts).gpus_per_node()
-        if got:
-            return Count(got[0], f"{script.rel}:{cmd.line} (sbatch --{got[1].key}="
-                                 f"{got[1].value})")
-    return None
+def uses_lightning(job: Job) -> bool:
+    """The repo's code imports Lightning (lightning, pytorch_lightning, lightning.pytorch)."""
+    for _path, tree in trees_mentioning(job, b"lightning"):
+        for node in ast.walk(tree):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            if any(m.split(".")[0] in ("lightning", "pytorch_lightning") for m in mods):
+                return True
+    return False
 
 
 _COUNT_OPTIONS = ("--nproc_per_node", "--nproc-per-node", "--num_gpus", "--num_processes",
@@ -351,8 +350,9 @@ def config_rules(pair: Pair, node_gpus: Optional[int] = None) -> list:
     `node_gpus`: the GPUs of the job's partition's nodes, where known (0: a CPU one)."""
     step, cfg = pair.step, pair.config
     out = []
-    for _keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
-        out += _trainer(pair, m, dev_key, devices, cfg_nodes, node_gpus)
+    for keypath, m, dev_key, devices, cfg_nodes in trainer_specs(cfg):
+        out += _trainer(pair, m, dev_key, devices, cfg_nodes, node_gpus,
+                        pair.lightning or lightning_mapping(keypath, m))
     cpr = step.cpus_per_rank
     for _keypath, m in workers_specs(cfg):
         workers = m["num_workers"]
@@ -378,8 +378,17 @@ def config_rules(pair: Pair, node_gpus: Optional[int] = None) -> list:
     return out
 
 
+def lightning_mapping(keypath: Any, m: Any) -> bool:
+    """A Lightning Trainer's settings: a `trainer` mapping, or one with Lightning's
+    `accelerator`/`strategy` beside its devices."""
+    last = str(keypath[-1] if isinstance(keypath, (tuple, list)) and keypath
+               else keypath).rsplit(".", 1)[-1]
+    return last.lower() == "trainer" or any(k in m for k in ("accelerator", "strategy"))
+
+
 def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
-             cfg_nodes: Optional[int], node_gpus: Optional[int] = None) -> list:
+             cfg_nodes: Optional[int], node_gpus: Optional[int] = None,
+             lightning: bool = True) -> list:
     step, cfg, script = pair.step, pair.config, pair.script
     nodes = step.nodes.value or 1
     torchrun = step.launcher("torchrun") or step.launcher("accelerate")
@@ -401,8 +410,10 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             dict(base, rule="num_nodes")))
     if devices is None:
         return out
+    # Lightning's rule (one process per device): only for code that runs Lightning; a
+    # `gpus: [0,1,2,3]` of a DataParallel script is one process on four GPUs
     if per_node.source not in ("default", "srun's default: one task per node") and \
-            per_node.value is not None and per_node.value != devices:
+            per_node.value is not None and per_node.value != devices and lightning:
         what = "--nproc_per_node" if torchrun else "--ntasks-per-node"
         out.append(Mismatch(
             "ntasks_per_node", f"{dev_key}={devices} in {cfg.rel}, but {what}="
@@ -414,12 +425,6 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
     # no GPU count to compare (nor to propose)
     if str(m.get("accelerator") or "").lower() == "cpu" or (node_gpus == 0 and gpn.value is None):
         return out
-    if gpn.value is None and submits(script):
-        # a script that runs `sbatch OPTIONS --wrap=...` (or another script): the job's
-        # request is those options, not this script's #SBATCH lines
-        gpn = submitted_gpus(script) or gpn
-        if gpn.value is None:
-            return out
     if gpn.value is None:
         out.append(Mismatch(
             "gpus", f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no GPUs "

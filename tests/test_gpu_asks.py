@@ -166,4 +166,19 @@ def test_a_submitter_scripts_sbatch_options_are_the_request(tmp_path, gres, find
     found = mismatch(repo, "--sbatch", str(repo / "job.sbatch"))
     assert [f["data"]["rule"] for f in found] == findings, found
     if findings:
-        assert "job.sbatch:2 (sbatch --gres=gpu:2)" in found[0]["message"]
+        assert "the job gives 2 GPU(s) per node (job.sbatch:2 " in found[0]["message"]
+
+
+@pytest.mark.parametrize("code,rules", [
+    ("import torch\nmodel = torch.nn.DataParallel(torch.nn.Linear(2, 2))\n", []),
+    ("import lightning as L\ntrainer = L.Trainer()\n", ["ntasks_per_node"]),
+])
+def test_one_process_per_device_is_lightnings_rule_only(tmp_path, code, rules):
+    """`gpus: [0,1,2,3]` of a DataParallel script is one process on four GPUs (an unseen
+    repo's correct job got 'Lightning needs one process per device'); for Lightning code
+    the rule stands."""
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n"
+                     "srun python train.py --config config/c.yaml\n",
+                     {"config/c.yaml": "DISTRIBUTED:\n  gpus: [0,1,2,3]\n"})
+    (repo / "train.py").write_text(code)
+    assert [f["data"]["rule"] for f in mismatch(repo)] == rules

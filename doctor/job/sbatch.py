@@ -184,16 +184,6 @@ def _parse_options(words: list, line: int, origin: str = "") -> list:
     return out
 
 
-def sbatch_options(argv: Sequence[str], line: int) -> list:
-    """The options of an `sbatch` command a script runs (up to its script argument), as
-    directives from that command line."""
-    words = list(argv)
-    end = next((i for i, w in enumerate(words) if not w.startswith("-") and
-                (i == 0 or not words[i - 1].startswith("-") or "=" in words[i - 1])),
-               len(words))
-    return _parse_options(words[:end], line, COMMAND_LINE)
-
-
 def as_submitted(script: SbatchScript, argv: Sequence[str],
                  env: Mapping[str, str]) -> SbatchScript:
     """The script as `sbatch [argv] script` reads it: the SBATCH_* input variables of
