@@ -10,6 +10,7 @@ from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
+from doctor.job.hydra import resolve_oc_env
 from doctor.job.loaders import CodeLoader, LoaderSpec, code_workers, loader_specs
 from doctor.job.sources import dotted, trees_mentioning
 from doctor.job.sbatch import SbatchScript
@@ -69,6 +70,27 @@ def apply_ulimits(soft: Optional[int], hard: Optional[int], cmds: list) -> tuple
             continue
         soft, hard = new_soft, new_hard
     return soft, hard, failed
+
+
+def _oc_env_int(job: Job, value: Any) -> Any:
+    """The integer `${oc.env:VAR,default}` makes with every VAR set in the first job
+    script's environment; else the value unchanged (a default is not guessed: the job's
+    environment may set the variable where the doctor does not see it)."""
+    script = job.scripts[0] if job.scripts else None
+    env = job.job_env(script)
+    unset: list = []
+
+    def look(name: str) -> Optional[str]:
+        v = env.get(name)
+        if v is None or not v.resolved:
+            unset.append(name)
+            return None
+        return str(v.value)
+
+    text = resolve_oc_env(str(value), look)
+    if text is None or unset or not text.strip().lstrip("-").isdigit():
+        return value
+    return int(text)
 
 
 def _code_best(job: Job) -> tuple:
@@ -158,6 +180,9 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     the doctor cannot follow (`cfg.data.workers`), the config's value may not be what
     the workers are: the finding is then at most a warning that names that call.
 
+    A config's `num_workers: ${oc.env:NUM_WORKERS,8}` takes the value the job script
+    exports (a variable it does not set is not guessed: skip, saying where).
+
     When no config gives a DataLoader with workers, the code's `DataLoader(...)`
     calls do (doctor/job/code.py): `num_workers=int(os.environ.get("X", "8"))` with
     X exported by the job script, an argparse option and the job's command line,
@@ -198,6 +223,8 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     for spec in loader_specs(job.configs):
         workers = spec.mapping.get("num_workers", 0)
         prefetch = spec.mapping.get("prefetch_factor")
+        if is_unresolved(workers):   # ${oc.env:NUM_WORKERS,8}: the job script's export
+            workers = _oc_env_int(job, workers)
         if is_unresolved(workers):
             unknown.append(f"{spec.config.rel}:{spec.line('num_workers')} ({workers})")
             continue

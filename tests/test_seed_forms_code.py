@@ -531,3 +531,23 @@ def test_an_args_parameter_is_the_command_line_only_as_a_named_link(tmp_path, na
         return
     assert code == 0 and res["severity"] == "warning", res
     assert "if `args` is the parsed command line" in res["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("script,severity", [
+    ("export NUM_WORKERS=16\nsrun python train.py --config configs/train.yaml\n", "error"),
+    # unset: the default is not guessed (fixtures/fd-limit-too-low/skip-workers-unresolved)
+    ("srun python train.py --config configs/train.yaml\n", None),
+])
+def test_fd_limit_reads_oc_env_workers_through_the_jobs_export(tmp_path, script, severity):
+    repo = make_repo(tmp_path, {
+        "train.py": "print('train')\n",
+        "configs/train.yaml": "data:\n  batch_size: 2\n  num_workers: ${oc.env:NUM_WORKERS,8}\n",
+        "job.sbatch": SBATCH + script})
+    res = run_live(repo, "fd-limit-too-low", "ulimit -n 512")
+    if severity is None:
+        assert res["status"] == "skip" and "configs/train.yaml:3" in res["reason"], res
+        return
+    assert res["status"] == "fail" and res["severity"] == severity, res
+    f = res["findings"][0]
+    assert f["location"] == {"path": "configs/train.yaml", "line": 3}
+    assert f["data"]["num_workers"] == 16
