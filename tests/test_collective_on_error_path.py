@@ -104,6 +104,10 @@ def repo_with(tmp_path: Path, source: str) -> tuple:
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "model.py").write_text(source)
+    # the job that trains the model: a file no step reaches is at most a warning
+    (repo / "train.py").write_text("from model import build\n\nbuild()\n")
+    (repo / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                       "srun python train.py\n")
     (repo / "doctor.yaml").write_text(
         f'smoke: {{model: "model:build", input_shape: [4, 8], timeout_s: {SMOKE_TIMEOUT_S}}}\n')
     tmp = tmp_path / "tmp"
