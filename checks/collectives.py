@@ -4,7 +4,6 @@ from __future__ import annotations
 import ast
 import bisect
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -234,15 +233,8 @@ class Repo:
         return self._memo[key]
 
     def finally_line(self, rel: str, first_stmt: ast.stmt) -> int:
-        """The line of the `finally:` keyword (the AST has no node for it)."""
         text = fs.read_text(self.sources[rel])  # an input: no report goes over it
-        if text is None:
-            return first_stmt.lineno
-        lines = text.splitlines()
-        for n in range(first_stmt.lineno - 1, 0, -1):
-            if re.match(r"\s*finally\s*:", lines[n - 1]):
-                return n
-        return first_stmt.lineno
+        return flow.finally_line((text or "").splitlines(), first_stmt)
 
 
 def _candidates(job: Job) -> list:

@@ -10,8 +10,8 @@ from typing import Iterator, Optional
 from doctor import fs
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
-from doctor.job.flow import (UNKNOWN, Flow, exit_code, exit_name, import_aliases,
-                             module_constants, statements)
+from doctor.job.flow import (UNKNOWN, Flow, exit_code, exit_name, finally_line,
+                             import_aliases, module_constants, statements)
 from doctor.job.sources import source_path, tree_of, trees_mentioning
 
 CHECK_ID = "exit-masks-errors"
@@ -376,10 +376,7 @@ def _frame_line(hit: Hit, mod: Module) -> int:
     if isinstance(hit.frame, ast.ExceptHandler):
         return hit.frame.lineno
     assert isinstance(hit.frame, ast.Try)
-    line = hit.frame.finalbody[0].lineno
-    while line > 1 and not mod.lines[line - 1].strip().startswith("finally"):
-        line -= 1
-    return line
+    return finally_line(mod.lines, hit.frame.finalbody[0])
 
 
 def allowed(hit: Hit, mod: Module) -> Optional[str]:

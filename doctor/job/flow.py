@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -125,6 +126,15 @@ def handler_types(handler: ast.ExceptHandler) -> list:
     t = handler.type
     items = t.elts if isinstance(t, ast.Tuple) else [t] if t is not None else []
     return [dotted(i) or "?" for i in items]
+
+
+def finally_line(lines: list, first: ast.stmt) -> int:
+    """The line of a `finally:` keyword (the AST has no node for it): the nearest line
+    above its first statement that says `finally:`. `lines`: the module's text."""
+    for n in range(first.lineno - 1, 0, -1):
+        if n <= len(lines) and re.match(r"\s*finally\s*:", lines[n - 1]):
+            return n
+    return first.lineno
 
 
 # ---- modules and calls --------------------------------------------------------------
