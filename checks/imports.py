@@ -151,7 +151,9 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
             edits = sys_path_edits(job, Path(path), cwd)
             # only what the entry and its imports import counts (closure.step_files)
             imports = _closure_imports(job, step_files(job, step), set(packages))
-            names = sorted(imports)
+            # `import a.b` imports a first: its package is looked up too (an installed
+            # copy of it shadows the repo's)
+            names = sorted(set(imports) | {n.split(".")[0] for n in imports})
         if not names:
             looked = True
             continue
@@ -171,7 +173,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         unresolved += _unknown_links(job, script, scripts, env_dir)
         where = script.rel if script else "the login environment"
         for name in names:
-            r = out["found"][name]
+            r = out["found"].get(name) or {"missing": None, "origin": None}
             data = {"module": name, "missing": r["missing"], "found": r["origin"],
                     "workdir": job.rel(cwd), "entry": job.rel(entry),
                     "pythonpath": pp.value if pp is not None else None}

@@ -117,3 +117,15 @@ def test_an_entrys_sys_path_edit_brings_its_modules_in(tmp_path):
         "job.sbatch": JOB.format("python tools/run.py")})
     code, found = _findings(repo)
     assert [(p, s) for p, _, s, _ in found] == [("tools/vendor/helper.py", "error")], found
+
+
+def test_an_entry_behind_an_unread_variable_is_judged_only_as_a_warning(tmp_path):
+    """`python ${CODE_DIR}/train.py`: train.py of this repo if CODE_DIR is this checkout,
+    which nothing shows. Its code is what the checks read (the unreached file is not),
+    and a finding there says the link is unknown instead of being an error."""
+    files = _layout(job=False)
+    files["slurm/train.sbatch"] = JOB.format("python ${CODE_DIR}/train.py")
+    code, found = _findings(_repo(tmp_path, files))
+    assert [(p, n, s) for p, n, s, _ in found] == [("a/b.py", BUG_LINE, "warning")], found
+    assert "only if the variable in ${CODE_DIR}/train.py" in found[0][3], found
+    assert code == 0

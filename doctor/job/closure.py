@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from doctor.job.sources import dotted, imported_files, tree_of
+from doctor.job.sources import dotted, imported_files_text, read_source, tree_of
 
 TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "functional_tests"})
 
@@ -33,17 +33,38 @@ def is_test(rel: str) -> bool:
 
 
 def entries(job: Any) -> list:
-    """The repo files the steps of every job script run (each step, not only the
-    training one: a preprocessing step's code is the job's too)."""
+    """[(path, step, guess)]: the repo files the steps of every job script run (each
+    step, not only the training one: a preprocessing step's code is the job's too).
+    `guess`: the entry is `$DIR/rest/x.py` with DIR a variable the doctor cannot read,
+    taken as the repo file `rest/x.py` (or `x.py`) names when there is one: the job's
+    code if DIR is this checkout, which nothing shows (`${MEGATRON_CODE_DIR}/
+    pretrain_gpt.py`)."""
     def find() -> list:
         out: dict = {}
         for script in job.scripts:
             for step in job.steps(script):
                 path = job.entry_file(step)
                 if path is not None and job.rel(path) != str(path):
-                    out.setdefault(job.rel(path), (Path(path), step))
+                    out[job.rel(path)] = (Path(path), step, False)
+                    continue
+                rel = _guessed(job, step)
+                if rel is not None:
+                    out.setdefault(rel, (job.repo / rel, step, True))
         return list(out.values())
     return job.memo("job_entries", find)
+
+
+def _guessed(job: Any, step: Any) -> Optional[str]:
+    """The repo file `$DIR/a/b.py` may mean: the longest tail after the last part that
+    holds a variable, that is a file of the repo (a/b.py, else b.py)."""
+    entry = step.entry
+    if not entry or step.entry_is_module or not entry.endswith(".py") or "$" not in entry:
+        return None
+    parts = entry.split("/")
+    tail = parts[max(i for i, p in enumerate(parts) if "$" in p or "`" in p) + 1:]
+    known = job.every_rel_set()
+    return next(("/".join(tail[i:]) for i in range(len(tail))
+                 if "/".join(tail[i:]) in known), None)
 
 
 def job_files(job: Any) -> Optional[list]:
@@ -52,8 +73,16 @@ def job_files(job: Any) -> Optional[list]:
     (the code checks then scan the repo, and warn at most)."""
     def find() -> Optional[list]:
         found = entries(job)
-        return _closure(job, found) if found else None
+        return _closure(job, [(p, s) for p, s, _ in found]) if found else None
     return job.memo("job_files", find)
+
+
+def shown_rels(job: Any) -> frozenset:
+    """The files of job_files that an entry the doctor read (not guessed) reaches."""
+    def find() -> frozenset:
+        sure = [(p, s) for p, s, guess in entries(job) if not guess]
+        return frozenset(job.rel(p) for p in _closure(job, sure)) if sure else frozenset()
+    return job.memo("shown_rels", find)
 
 
 def step_files(job: Any, step: Any) -> list:
@@ -80,15 +109,19 @@ def _closure(job: Any, found: list) -> list:
                                 for r in extra if not r.startswith("/")))
     todo = [path for path, _ in found]
     seen: dict = {}
+    texts = job.memo("closure_bytes", dict)   # str path → bytes, for raw_texts
     while todo:
         path = todo.pop()
         rel = job.rel(path)
         if rel in seen or rel.startswith("/"):
             continue
         seen[rel] = path
-        tree = tree_of(job, path)
-        if tree is not None:
-            todo += [job.repo / r for r in imported_files(tree, rel, known, roots)
+        # the imports read from the bytes: only the files a check asks about are parsed
+        text = texts.get(str(path))
+        if text is None:
+            text = texts.setdefault(str(path), read_source(path, job.unreadable))
+        if text is not None:
+            todo += [job.repo / r for r in imported_files_text(text, rel, known, roots)
                      if r not in seen]
     return list(seen.values())
 
@@ -187,23 +220,33 @@ def _path_value(node: ast.AST, entry: Path, cwd: Path) -> Optional[str]:
 def cap(job: Any, findings: list, default: Any) -> list:
     """Findings in a Python file that no step of the job runs: at most warnings, each
     saying why (a run with job scripts judges their code; one without any scans the
-    repo, and no job script ties its files in). `default`: the check's severity."""
+    repo, and no job script ties its files in; a file reached only from a guessed entry
+    is the job's only if the guess is). `default`: the check's severity."""
     from doctor.model import Severity
 
     if job.scope is not None or not any(
             f.location is not None and str(f.location.path).endswith(".py") for f in findings):
         return findings
     try:
-        tied = job_rels(job)
+        tied, shown = job_rels(job), shown_rels(job)
     except Exception:   # (a step the doctor cannot read is the steps' checks' to report)
         return findings
     out = []
     for f in findings:
         rel = str(f.location.path) if f.location is not None else ""
-        if rel.endswith(".py") and (tied is None or rel not in tied):
+        why = None
+        if not rel.endswith(".py") or rel in shown:
+            pass
+        elif tied is None:
             why = ("no job script ties this file in: the repo has none whose steps run "
-                   "a file of it, so its code was scanned whole" if tied is None
-                   else "no step of the job scripts runs or imports this file")
+                   "a file of it, so its code was scanned whole")
+        elif rel not in tied:
+            why = "no step of the job scripts runs or imports this file"
+        else:
+            guessed = [f"{s.entry} ({s.where})" for p, s, g in entries(job) if g]
+            why = (f"the job runs this file only if the variable in "
+                   f"{' or '.join(guessed[:2])} is this checkout, which the doctor cannot see")
+        if why is not None:
             f = replace(f, severity=min(f.severity or default, Severity.WARNING),
                         message=f"{f.message} ({why})")
         out.append(f)

@@ -151,8 +151,7 @@ def top_spec(name):
         spec = m.ModuleSpec(name, None, origin=d + ".py")
     return spec
 
-out = {"sys_path": path, "found": {}}
-for name in names:
+def find(name):
     parts = name.split(".")
     spec = top_spec(parts[0])
     res = {"origin": None, "missing": parts[0] if spec is None else None,
@@ -168,7 +167,15 @@ for name in names:
                 break
             spec = sub
             res["origin"] = spec.origin
-    out["found"][name] = res
+    return res
+
+out = {"sys_path": path, "found": {}}
+for name in names:
+    try:   # a name or path entry the finders refuse is unknown, not missing
+        out["found"][name] = find(name)
+    except Exception as exc:
+        out["found"][name] = {"origin": None, "missing": None, "locations": [],
+                              "error": "%s: %s" % (type(exc).__name__, exc)}
 print(json.dumps(out))
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any, Optional
@@ -47,8 +48,9 @@ def raw_texts(job, whole: bool = False) -> list:
     def read(paths: list) -> list:
         if len(paths) >= SAY_READING:
             job.say(f"reading {len(paths):,} Python sources")
+        got = job.memo("closure_bytes", dict)   # what the closure read already
         return [(p, text) for p in paths
-                if (text := _read_source(p, job.unreadable)) is not None]
+                if (text := got.get(p) or read_source(p, job.unreadable)) is not None]
 
     def read_all() -> list:
         top = str(job.repo).rstrip("/") + "/"
@@ -82,7 +84,7 @@ def text_of(job, path: Any, whole: bool = False) -> Optional[bytes]:
     return texts.get(os.fspath(path))
 
 
-def _read_source(path: Any, log: fs.Log) -> Optional[bytes]:
+def read_source(path: Any, log: fs.Log) -> Optional[bytes]:
     """A regular file's bytes, None when over MAX_SOURCE_BYTES or unreadable (noted):
     fs.read_bytes with one open, one fstat and one read, for 100k files."""
     try:
@@ -235,35 +237,73 @@ def python_paths(job: Any, listed: list) -> list:
 
 
 def imported_files(tree: ast.AST, rel: str, known: set, roots: tuple = ()) -> list:
-    """Repo files that `tree`'s imports may name (as modules of the repo root, src/,
-    `roots` (the entry's sys.path, "dir/"), relative to the file, or beside it as a
-    script's sys.path[0]); `importlib.import_module("literal")` too. Every import, a
-    function's as well: it may run."""
-    here = rel.rpartition("/")[0]
-    roots = ("", "src/", f"{here}/" if here else "") + tuple(roots)
-    out = []
+    """Repo files that `tree`'s imports may name (imports_named)."""
+    found: list = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            for a in node.names:   # `import a.b.c` runs a, a.b and a.b.c
-                out += _files(_prefixes(a.name), known, roots)
+            found += [(0, a.name, ()) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:   # relative to the file's package, `level - 1` directories up
-                dirs = here.split("/") if here else []
-                pkg = "/".join(dirs[:len(dirs) - node.level + 1])
-                head = "/".join(filter(None, [pkg, (node.module or "").replace(".", "/")]))
-            elif node.module:
-                head = node.module.replace(".", "/")
-            else:
-                continue
-            # the module, its packages, and each name that may be a submodule of it
-            mods = [head] if node.level else _prefixes(head.replace("/", "."))
-            out += _files(mods + [f"{head}/{a.name}" for a in node.names], known,
-                          ("",) if node.level else roots)
+            found.append((node.level, node.module or "", tuple(a.name for a in node.names)))
         elif isinstance(node, ast.Call) and dotted(node.func) in (
                 "importlib.import_module", "import_module", "__import__") and node.args \
                 and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str) and not node.args[0].value.startswith("."):
-            out += _files(_prefixes(node.args[0].value), known, roots)
+            found.append((0, node.args[0].value, ()))
+    return imports_named(found, rel, known, roots)
+
+
+# An import statement as written, read from the bytes without parsing (the closure of a
+# large repo is found by reading its imports; a parse of every file it reaches costs
+# 25 ms each): `import a.b as c, d`, `from ..x import (y, z)` over several lines, with
+# `\` continuations. One inside a string is read too: the closure can only grow.
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
+                     rb"(\([^)]*\)|(?:[^\n\\]|\\\n)*)|import[ \t]+((?:[^\n\\]|\\\n)*))",
+                     re.M)
+_DYNAMIC = re.compile(rb"""(?:import_module|__import__)\(\s*['"]([\w.]+)['"]""")
+
+
+def imported_files_text(text: bytes, rel: str, known: set, roots: tuple = ()) -> list:
+    """imported_files, read from the source's bytes (_IMPORT) instead of its AST."""
+    found: list = []
+    for m in _IMPORT.finditer(text.replace(b";", b"\n")):   # `import a; import b`
+        what = (m.group(3) if m.group(4) is None else m.group(4)).decode("utf-8", "replace")
+        what = what.split("#")[0]
+        words = what.replace("\\\n", " ").replace("\n", " ").strip("()\\ \t").split(",")
+        # `a.b as c` → a.b; what is no dotted name (a string's text) is left out
+        names = [n.split()[0] for n in words
+                 if n.strip() and all(p.isidentifier() for p in n.split()[0].split("."))]
+        if m.group(4) is not None:
+            found += [(0, n, ()) for n in names]
+        else:
+            found.append((len(m.group(1)), m.group(2).decode(), tuple(names)))
+    found += [(0, m.group(1).decode(), ()) for m in _DYNAMIC.finditer(text)]
+    return imports_named(found, rel, known, roots)
+
+
+def imports_named(found: list, rel: str, known: set, roots: tuple = ()) -> list:
+    """Repo files that imports [(level, module, names)] in the file `rel` may name: as
+    modules of the repo root, src/, `roots` (the entry's sys.path, "dir/"), relative to
+    the file, or beside it as a script's sys.path[0]. Every import, a function's as
+    well: it may run."""
+    here = rel.rpartition("/")[0]
+    roots = ("", "src/", f"{here}/" if here else "") + tuple(roots)
+    out = []
+    for level, module, names in found:
+        if not names and not level:   # `import a.b.c` runs a, a.b and a.b.c
+            out += _files(_prefixes(module), known, roots)
+            continue
+        if level:   # relative to the file's package, `level - 1` directories up
+            dirs = here.split("/") if here else []
+            pkg = "/".join(dirs[:len(dirs) - level + 1])
+            head = "/".join(filter(None, [pkg, module.replace(".", "/")]))
+        elif module:
+            head = module.replace(".", "/")
+        else:
+            continue
+        # the module, its packages, and each name that may be a submodule of it
+        mods = [head] if level else _prefixes(head.replace("/", "."))
+        out += _files(mods + [f"{head}/{a}" for a in names], known,
+                      ("",) if level else roots)
     return out
 
 
