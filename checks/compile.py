@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, CompileCall, code_settings, step_argv
 from doctor.job.context import Job
+from doctor.job.sources import judges_all
 
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
@@ -52,7 +53,8 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     `if args.compile` without `--compile`) leaves out a call that never runs.
     Statically: fork-started DataLoader workers (num_workers > 0 with no
     `multiprocessing_context: spawn|forkserver`) in the same config, or in a
-    DataLoader(...) call in the code for a compile call; a training loader with
+    DataLoader(...) call in the code for a compile call (in the job's code; when no
+    job step ties the code, a loader of the compile's own file only); a training loader with
     `persistent_workers: true` forks once, at its first batch, before the first
     compiled step runs, and is not reported (an evaluation loader's first batch
     comes after compiling, so it is). On a live node, from
@@ -91,8 +93,12 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     code = code_settings(job, job.job_env(script).plain(), step_argv(job, script))
     if not found and not code.compiles:
         raise Skip("no config or torch.compile call in the code turns torch.compile on")
+    # a compile and a loader fork in one process only when one job runs both: read as the
+    # whole repo (no job step ties the code), only a loader of the compile's own file
+    every = not judges_all(job)
     places = [_config_place(job, *f) for f in found] + \
-        [_code_place(job, c, code.loaders) for c in code.compiles]
+        [_code_place(job, c, tuple(x for x in code.loaders if every or x.file == c.file))
+         for c in code.compiles]
     live = not job.static
     for what, loc, mode, base, fork, unseen in places:
         yield from fork

@@ -551,3 +551,21 @@ def test_fd_limit_reads_oc_env_workers_through_the_jobs_export(tmp_path, script,
     f = res["findings"][0]
     assert f["location"] == {"path": "configs/train.yaml", "line": 3}
     assert f["data"]["num_workers"] == 16
+
+
+def test_a_compile_is_paired_with_loaders_only_where_one_job_runs_both(tmp_path):
+    """DeepSpeedExamples: every compile x every loader of the repo, from unrelated files."""
+    files = {"bench/run.py": "import torch\n\nm = torch.compile(torch.nn.Linear(2, 2))\n",
+             "tutorial/cifar.py": "from torch.utils.data import DataLoader\n\n"
+                                  "dl = DataLoader([1, 2], num_workers=2)\n"}
+    repo = make_repo(tmp_path / "repo", files)
+    code, doc = run_json("--static", "--only", "torch-compile-risk", "--repo", str(repo))
+    res = result_of(doc, "torch-compile-risk")
+    assert res["status"] == "pass", res
+    # a job that runs both (the entry imports the loader's module): paired
+    files["train.py"] = "import bench.run\nimport tutorial.cifar\n"
+    files["job.sbatch"] = SBATCH + "srun python train.py\n"
+    repo = make_repo(tmp_path / "job", files)
+    code, res, _ = run_check(repo, "torch-compile-risk")
+    (f,) = res["findings"]
+    assert f["data"]["rule"] == "fork-workers" and f["location"]["path"] == "tutorial/cifar.py"
