@@ -129,3 +129,16 @@ def test_an_entry_behind_an_unread_variable_is_judged_only_as_a_warning(tmp_path
     assert [(p, n, s) for p, n, s, _ in found] == [("a/b.py", BUG_LINE, "warning")], found
     assert "only if the variable in ${CODE_DIR}/train.py" in found[0][3], found
     assert code == 0
+
+
+def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path):
+    """Hydra's `_target_: models.net.Net` in the job's config: models/net.py runs,
+    though no import names it."""
+    repo = _repo(tmp_path, {
+        "train.py": "import hydra\n\n\n@hydra.main(config_path='configs')\ndef main(cfg):\n"
+                    "    hydra.utils.instantiate(cfg.model)\n",
+        "configs/config.yaml": "model:\n  _target_: models.net.Net\n",
+        "models/__init__.py": "", "models/net.py": BUG, "models/old.py": BUG,
+        "job.sbatch": JOB.format("python train.py")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("models/net.py", "error")], found

@@ -19,7 +19,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
-from doctor.job.sources import dotted, imported_files_text, read_source, tree_of
+from doctor.job.sources import (dotted, imported_files_text, imports_named, read_source,
+                                 tree_of)
 
 TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "functional_tests"})
 
@@ -108,6 +109,9 @@ def _closure(job: Any, found: list) -> list:
     roots = tuple(dict.fromkeys(r.rstrip("/") + "/" if r not in ("", ".") else ""
                                 for r in extra if not r.startswith("/")))
     todo = [path for path, _ in found]
+    # the classes the configs instantiate (Hydra's `_target_: pkg.models.Net`) run too
+    targets = [(0, t.rpartition(".")[0], (t.rpartition(".")[2],)) for t in _targets(job)]
+    todo += [job.repo / r for r in imports_named(targets, "", known, roots)]
     seen: dict = {}
     texts = job.memo("closure_bytes", dict)   # str path → bytes, for raw_texts
     while todo:
@@ -124,6 +128,18 @@ def _closure(job: Any, found: list) -> list:
             todo += [job.repo / r for r in imported_files_text(text, rel, known, roots)
                      if r not in seen]
     return list(seen.values())
+
+
+def _targets(job: Any) -> list:
+    """The dotted names of `_target_` values in the job's configs."""
+    out: list = []
+    for cfg in job.config_files:
+        for _key, mapping in cfg.mappings():
+            value = mapping.get("_target_") if hasattr(mapping, "get") else None
+            if isinstance(value, str) and "." in value and all(
+                    p.isidentifier() for p in value.split(".")):
+                out.append(value)
+    return out
 
 
 def job_rels(job: Any) -> Optional[frozenset]:
