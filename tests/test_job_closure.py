@@ -142,3 +142,14 @@ def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path):
         "job.sbatch": JOB.format("python train.py")})
     code, found = _findings(repo)
     assert [(p, s) for p, _, s, _ in found] == [("models/net.py", "error")], found
+
+
+def test_the_jobs_pythonpath_brings_its_modules_in(tmp_path):
+    """`export PYTHONPATH=lib`: `import helper` in the entry is lib/helper.py."""
+    repo = _repo(tmp_path, {
+        "train.py": "import helper\n\nhelper.run([], None)\n",
+        "lib/helper.py": BUG, "lib/spare.py": BUG,
+        "job.sbatch": JOB.format("python train.py").replace(
+            "srun", "export PYTHONPATH=lib\nsrun")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("lib/helper.py", "error")], found

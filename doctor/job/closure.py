@@ -106,6 +106,11 @@ def _closure(job: Any, found: list) -> list:
         extra.append(job.rel(path.parent) if not step.entry_is_module else
                      job.rel(_cwd(job, step)))
         extra += [job.rel(d) for d, _ in sys_path_edits(job, path, _cwd(job, step))]
+        pp = step.env.get("PYTHONPATH") if step.env is not None else None
+        for part in (pp.value or "").split(os.pathsep) if pp is not None else ():
+            if part and "$" not in part:   # the job's PYTHONPATH, where it is in the repo
+                extra.append(job.rel(Path(part) if os.path.isabs(part)
+                                     else _cwd(job, step) / part))
     roots = tuple(dict.fromkeys(r.rstrip("/") + "/" if r not in ("", ".") else ""
                                 for r in extra if not r.startswith("/")))
     todo = [path for path, _ in found]
