@@ -57,11 +57,10 @@ def cpu_run(argv: list[str], cwd: Path, env: dict, ok: tuple[int, ...] = (0, 1, 
     return usage.ru_utime + usage.ru_stime
 
 
-def doctor_argv(code: Path | None) -> list[str]:
-    """The doctor's CLI, from `code` when given (no PYTHONPATH: the doctor reads the login
-    environment as the job's, and a PYTHONPATH there would change its findings)."""
-    if code is None:
-        return [sys.executable, "-m", "doctor"]
+def doctor_argv(code: Path) -> list[str]:
+    """The doctor's CLI from the source tree `code`, run in the checkout (no PYTHONPATH:
+    the doctor reads the login environment as the job's, and a PYTHONPATH there would
+    change its findings)."""
     return [sys.executable, "-c",
             f"import sys; sys.path.insert(0, {str(code)!r}); from doctor.cli import main; main()"]
 
@@ -76,7 +75,7 @@ def report(argv: list[str], cwd: Path, env: dict) -> None:
     except ValueError:
         print(f"  no JSON report: {proc.stderr.strip()[-300:]}")
         return
-    found = []
+    found: list[tuple[str, str, str | None, str]] = []
     for res in doc["results"]:
         if res["status"] == "error":
             found.append(("crash", res["id"], None, res["reason"]))
@@ -118,7 +117,8 @@ def main() -> int:
         return 2
     env = {k: v for k, v in os.environ.items()
            if k != "PYTHONPATH" and not k.startswith("SLURM")}
-    doctor = doctor_argv(args.code)
+    code = (args.code or ROOT).resolve()
+    doctor = doctor_argv(code)
     sb = [x for j in jobs for x in ("--sbatch", j)]
     cmd_a = [*doctor, "run", "--static", "--repo", str(repo), *sb]
     cmd_c = [*doctor, "run", "--static", "--repo", str(repo)]
@@ -137,7 +137,7 @@ def main() -> int:
     files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True,
                            text=True).stdout.splitlines()
     print(f"{repo.name}: {len(files)} tracked files, {sum(f.endswith('.py') for f in files)} "
-          f"Python; job: {', '.join(jobs)}; doctor: {args.code or ROOT}; "
+          f"Python; job: {', '.join(jobs)}; doctor: {code}; "
           f"{args.runs} alternating rounds after 1 warm-up")
     med = {}
     for name, ts in cpu.items():
