@@ -1,15 +1,18 @@
 """The caching allocator's settings on ROCm jobs."""
 from __future__ import annotations
 
+import ast
 import re
 import shlex
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.job.closure import step_files
 from doctor.job.context import Job
 from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
 from doctor.job.platform import platform_of
+from doctor.job.sources import dotted, tree_of
 
 # The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
 # set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release
@@ -34,6 +37,12 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     ROCm builds) PYTORCH_HIP_ALLOC_CONF, then PYTORCH_ALLOC_CONF — the first
     one set wins, even when it is set to an empty string.
 
+    Only PyTorch reads these variables: a job whose training step runs an entry of
+    the repo that, with the repo modules it imports, imports neither torch nor a
+    package built on it (Lightning, transformers, ...), and that no torch launcher
+    (torchrun, accelerate, deepspeed) starts, is skipped, saying so (a TensorFlow job
+    in a ROCm container). A job whose entry the doctor cannot read is judged.
+
     ## Why it matters
     Without `expandable_segments:True` the allocator fragments on MI250X and
     a job that needs ~55 GB of a 64 GB GCD fails with `OutOfMemoryError` at
@@ -50,10 +59,15 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     after the `#SBATCH` lines) and removes the variables torch ignores.
     """
     reasons = []
+    not_torch = []
     for script in scripts_or_none(job):
         env, _ = followed_env(job, script)
         platform = platform_of(job, script)
         if not platform.is_rocm:
+            continue
+        other = _not_pytorch(job, script)
+        if other is not None:   # a TensorFlow job in a ROCm container reads no such variable
+            not_torch.append(other)
             continue
         why = platform.why
         reasons.append(why)
@@ -93,9 +107,64 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 "predates expandable segments on ROCm (2.3): the option does nothing",
                 location=env_location(win), fix="Use a torch >= 2.3 ROCm build.",
                 data=dict(data, kind="no-op", torch_version=job.torch_version))
+    if not reasons and not_torch:
+        raise Skip("; ".join(not_torch))
     if not reasons:
         raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, ROCm container or "
                    "ROCm-only variables in the job's steps; or NVIDIA signs outweigh them)")
+
+
+# Launchers that run a PyTorch program, and packages that run on PyTorch: a job that
+# imports one of them uses torch's caching allocator.
+TORCH_LAUNCHERS = ("torchrun", "accelerate", "deepspeed")
+ON_TORCH = frozenset({"torch", "torchvision", "torchaudio", "torchtext", "lightning",
+                      "pytorch_lightning", "lightning_fabric", "accelerate", "deepspeed",
+                      "transformers", "timm", "torch_geometric", "fairseq", "apex"})
+OTHER_FRAMEWORKS = ("tensorflow", "keras", "jax", "flax", "paddle", "mxnet")
+
+
+def _not_pytorch(job: Job, script) -> Optional[str]:
+    """Why the script's training step runs no PyTorch (one line), or None when it does or
+    may: only PyTorch reads PYTORCH_HIP_ALLOC_CONF. It runs none when its entry is a file
+    of the repo and neither the entry nor the repo modules it imports (any import, a
+    function's too) import torch or a package built on it, and no torch launcher starts
+    it. An entry the doctor cannot read (outside the repo, a variable) may be PyTorch."""
+    step = job.step(script)
+    if any(launcher.kind in TORCH_LAUNCHERS for launcher in step.chain):
+        return None
+    files = step_files(job, step)
+    if not files:
+        return None
+    tops: set = set()
+    for path in files:
+        tree = tree_of(job, path)
+        if tree is None:
+            return None   # a file the doctor cannot read may import torch
+        tops |= _imported_tops(tree)
+    if tops & ON_TORCH:
+        return None
+    others = [f for f in OTHER_FRAMEWORKS if f in tops]
+    n = len(files) - 1
+    what = f"{job.rel(files[0])}, which imports" if not n else \
+        f"{job.rel(files[0])} and {n} repo module{'s' if n > 1 else ''} it imports, which import"
+    return (f"{step.where} runs {what} no PyTorch"
+            f"{' (' + ', '.join(others) + ' instead)' if others else ''}: "
+            "PYTORCH_HIP_ALLOC_CONF is read by PyTorch only")
+
+
+def _imported_tops(tree: ast.AST) -> set:
+    """The top-level names of every absolute import in the tree."""
+    out: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Call) and dotted(node.func) in (
+                "importlib.import_module", "import_module", "__import__") and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            out.add(node.args[0].value.split(".")[0])
+    return out
 
 
 # ---- the edits (`doctor fix`) -------------------------------------------------

@@ -13,7 +13,8 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor import fs
 from doctor.job.context import Job
-from doctor.job.launch import resolvable, scripts_or_none, workdir
+from doctor.job.cluster import not_this_machines
+from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
 from doctor.job.launchers import CONTAINER_VALUE
 from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.proc import tool_path
@@ -44,12 +45,18 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
     conda env outside the repo by its own, each when that is a Python outside the
     repo that only root or you can change, and otherwise read as data by this
     machine's Python (a venv's own `bin/python` is never run: it may be a file of
-    the repo); else this machine's Python only when the job's `python` is this
-    very interpreter. The job's variables
+    the repo); else this machine's Python, only where this machine may be the job's
+    node: the doctor runs inside a Slurm job, or this cluster is the job's (its
+    partition or `--clusters`, `site: {cluster: NAME}`, `doctor sbatch`: the rule
+    slurm-partition-limits uses), and the job's `python` is this very interpreter
+    (the step's `python*` word, or the `#!` line of its `torchrun`, `accelerate` or
+    `deepspeed`, as the job's PATH finds them). The job's variables
     (PYTHONPATH, the user site) reach the lookup as data, not as its environment.
-    A container step with no runtime here or whose image is a file of the repo,
-    an env named by a variable, or another Python, is skipped and the reason
-    said. Function-level imports are not read.
+    A container step with no runtime here or whose image is a file of the repo, a
+    pyxis (`srun --container-image`, `--container-name`) or Container Engine
+    (`--environment`) step, an env named by a variable, a job for another cluster,
+    or another Python, is skipped and the reason said; each job script is judged
+    on its own. Function-level imports are not read.
 
     ## Why it matters
     Containers such as LUMI's CSC PyTorch image lack packages a laptop has
@@ -62,57 +69,77 @@ def container_deps_missing(job: Job) -> Iterator[Finding]:
     and `export PYTHONPATH=DIR:$PYTHONPATH` in the script that runs python. For
     a venv, `<venv>/bin/pip install PKG`.
     """
+    skipped: dict = {}   # reason -> the job scripts skipped for it
+    judged = 0
     for script in scripts_or_none(job):
-        step = job.step(script)
-        scripts = list(step.scripts) or ([script] if script else [])
-        cwd, _ = workdir(job, script, scripts)
-        entry = _entry_file(job, step, cwd)
-        if entry is None:
-            raise Skip("the job's entry script is not a file of the repo the doctor can read")
-        roots = _roots(job, entry, cwd, step)
-        imports = _third_party(job, entry, roots)
-        for name in set(imports) & _repo_module_names(job):
-            del imports[name]   # a repo module reached through a sys.path change
-        if not imports:
+        try:   # each job script on its own: one the doctor cannot judge skips only itself
+            found = list(_judge(job, script))
+        except Skip as skip:
+            skipped.setdefault(skip.reason, []).append(script.rel if script else None)
             continue
-        kind, where, what = _job_python(job, step, scripts, cwd)
-        job_env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
-        names = sorted(imports)
-        # an env the job activates: its own bin/python is never run (env_python)
-        python = env_python(what, job.repo) if kind == "env" else Python(what)
-        res = lookup(python, entry.parent, names, job_env, job.login_env,
-                     cwd if fs.is_dir(cwd) else None, timeout=45)
-        if res.returncode != 0 or not res.stdout.strip():
-            raise RuntimeError(f"module lookup in {where} failed: {res.stderr.strip()[-400:]}")
-        found = json.loads(res.stdout.strip().splitlines()[-1])["found"]
-        pp = step.env.get("PYTHONPATH")
-        unresolved = list(pp.unresolved) if pp is not None else []
-        for name in names:
-            if not found[name]["missing"]:
-                continue
-            (path, line), *others = imports[name]
-            pip = PIP_NAMES.get(name, name)
-            msg = (f"`import {name}` fails in {where}: no module {name} there "
-                   f"(PYTHONPATH={pp.value if pp is not None else '(unset)'})")
-            if kind == "container":
-                fix = (f"Install {pip} into a shared directory with the container's pip and "
-                       "add it to PYTHONPATH in the script that runs python (seed 002).")
-                commands: tuple = (f"{' '.join(what[:-1])} pip install --target=DIR {pip}",
-                                   "export PYTHONPATH=DIR:$PYTHONPATH")
-            else:
-                pip_cmd = f"{what}/bin/pip" if kind == "env" else "pip"
-                fix = f"Install {pip} into {where}."
-                commands = (f"{pip_cmd} install {pip}",)
-            if name not in PIP_NAMES:
-                fix += f" (`{name}` is the import name; its pip name may differ.)"
-            severity = None
-            if unresolved:
-                msg += f"; unless PYTHONPATH's unresolved parts ({', '.join(unresolved)}) add it"
-                severity = Severity.WARNING
-            yield Finding(msg, location=Location(path, line), fix=fix, commands=commands,
-                          data={"module": name, "pip": pip, "python": where,
-                                "also_imported_at": [f"{p}:{n}" for p, n in others]},
-                          severity=severity)
+        judged += 1
+        yield from found
+    if not judged:
+        raise Skip("; ".join(f"{', '.join(filter(None, rels))}: {why}" if any(rels) else why
+                             for why, rels in skipped.items()))
+
+
+def _judge(job: Job, script) -> Iterator[Finding]:
+    """The findings of one job script's training step; Skip when its Python is not one
+    the doctor can look into from here."""
+    step = job.step(script)
+    scripts = list(step.scripts) or ([script] if script else [])
+    own = srun_container(step, script)
+    if own is not None:
+        raise Skip(_own_container(step, own))
+    cwd, _ = workdir(job, script, scripts)
+    entry = _entry_file(job, step, cwd)
+    if entry is None:
+        raise Skip("the job's entry script is not a file of the repo the doctor can read")
+    roots = _roots(job, entry, cwd, step)
+    imports = _third_party(job, entry, roots)
+    for name in set(imports) & _repo_module_names(job):
+        del imports[name]   # a repo module reached through a sys.path change
+    if not imports:
+        return
+    kind, where, what = _job_python(job, step, script, scripts, cwd)
+    job_env = {k: v.value for k, v in step.env.items() if v.channel != "entry-module"}
+    names = sorted(imports)
+    # an env the job activates: its own bin/python is never run (env_python)
+    python = env_python(what, job.repo) if kind == "env" else Python(what)
+    res = lookup(python, entry.parent, names, job_env, job.login_env,
+                 cwd if fs.is_dir(cwd) else None, timeout=45)
+    if res.returncode != 0 or not res.stdout.strip():
+        raise RuntimeError(f"module lookup in {where} failed: {res.stderr.strip()[-400:]}")
+    found = json.loads(res.stdout.strip().splitlines()[-1])["found"]
+    pp = step.env.get("PYTHONPATH")
+    unresolved = list(pp.unresolved) if pp is not None else []
+    for name in names:
+        if not found[name]["missing"]:
+            continue
+        (path, line), *others = imports[name]
+        pip = PIP_NAMES.get(name, name)
+        msg = (f"`import {name}` fails in {where}: no module {name} there "
+               f"(PYTHONPATH={pp.value if pp is not None else '(unset)'})")
+        if kind == "container":
+            fix = (f"Install {pip} into a shared directory with the container's pip and "
+                   "add it to PYTHONPATH in the script that runs python (seed 002).")
+            commands: tuple = (f"{' '.join(what[:-1])} pip install --target=DIR {pip}",
+                               "export PYTHONPATH=DIR:$PYTHONPATH")
+        else:
+            pip_cmd = f"{what}/bin/pip" if kind == "env" else "pip"
+            fix = f"Install {pip} into {where}."
+            commands = (f"{pip_cmd} install {pip}",)
+        if name not in PIP_NAMES:
+            fix += f" (`{name}` is the import name; its pip name may differ.)"
+        severity = None
+        if unresolved:
+            msg += f"; unless PYTHONPATH's unresolved parts ({', '.join(unresolved)}) add it"
+            severity = Severity.WARNING
+        yield Finding(msg, location=Location(path, line), fix=fix, commands=commands,
+                      data={"module": name, "pip": pip, "python": where,
+                            "also_imported_at": [f"{p}:{n}" for p, n in others]},
+                      severity=severity)
 
 
 def _entry_file(job: Job, step, cwd: Path) -> Optional[Path]:
@@ -240,7 +267,19 @@ def _catches(t: ast.expr) -> bool:
     return any(getattr(i, "id", getattr(i, "attr", None)) in GUARDS for i in items)
 
 
-def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
+def _own_container(step, own: tuple) -> str:
+    """Why a pyxis/enroot or CSCS Container Engine step is not looked up: the image's
+    Python is started by Slurm's plugin on the compute node, not by a runtime here."""
+    flag, value = own
+    what = {"--container-image": "the pyxis image", "--container-name": "the pyxis "
+            "container", "--environment": "the Container Engine environment"}[flag]
+    here = ("no `enroot` is on this node's PATH" if tool_path("enroot") is None else
+            "the doctor does not start enroot containers")
+    return (f"the job's Python is the one in {what} {value or '(unnamed)'} (srun {flag} "
+            f"at {step.where}), which the doctor cannot look into here ({here})")
+
+
+def _job_python(job: Job, step, script, scripts: list, cwd: Path) -> tuple:
     """(kind, description, what): a container (what: the argv of its python), an env
     the job activates (its directory), or this machine's Python (its argv)."""
     prog = step.program[0] if step.program else "python"
@@ -272,16 +311,61 @@ def _job_python(job: Job, step, scripts: list, cwd: Path) -> tuple:
     if hidden:
         raise Skip(f"the job's Python may come from {hidden[0]}; the doctor cannot see which "
                    "interpreter that gives the job")
-    if os.path.isabs(prog):
-        found: Optional[str] = prog if fs.is_file(Path(prog), job.unreadable) else None
-    else:
-        found = shutil.which(prog, path=step.env.get("PATH").value
-                             if step.env.get("PATH") is not None else None)
+    # this machine's Python stands for the job's only where this machine may be the
+    # job's node: a login node reading a job written for another cluster judged it by
+    # its own packages (`import accelerate` fails in this machine's Python)
+    why = not_this_machines(job, script)
+    if why is not None:
+        raise Skip(f"the job's Python is the one on its cluster's nodes, not this "
+                   f"machine's: {why}")
+    word, found = _interpreter(job, step)
     if found is None or fs.realpath(found) != fs.realpath(sys.executable):
-        raise Skip(f"the job's `{prog}` ({found or 'not on this node'}) is not this machine's "
-                   f"Python ({sys.executable}); the doctor looks up modules only in the "
-                   "job's own interpreter")
+        raise Skip(f"the job's `{word}` ({found or 'not found on this node'}) is not this "
+                   f"machine's Python ({sys.executable}); the doctor looks up modules only "
+                   "in the job's own interpreter")
     return "this", f"this machine's Python ({sys.executable})", [sys.executable]
+
+
+PY_LAUNCHERS = ("torchrun", "accelerate", "deepspeed")   # console scripts of a Python
+
+
+def _interpreter(job: Job, step) -> tuple:
+    """(word, file): the word that starts the job's Python and the file it is on this
+    machine (None: not here). The innermost `python*` word of the step; else a
+    launcher's (`/envs/torch/bin/accelerate launch`, `torchrun`) own interpreter, from
+    its `#!` line; else `python3`."""
+    pp = step.env.get("PATH")
+    search = pp.value if pp is not None else None
+    for launcher in reversed(step.chain):
+        if launcher.kind == "container":
+            break
+        word = launcher.argv[0] if launcher.argv else ""
+        if os.path.basename(word).startswith("python"):
+            return word, _which(job, word, search)
+        if launcher.kind in PY_LAUNCHERS:
+            exe = _which(job, word, search)
+            return word, _shebang_python(job, exe, search) if exe else None
+    return "python3", _which(job, "python3", search)
+
+
+def _which(job: Job, word: str, search: Optional[str]) -> Optional[str]:
+    if os.path.isabs(word):
+        return word if fs.is_file(Path(word), job.unreadable) else None
+    return None if "/" in word else shutil.which(word, path=search)
+
+
+def _shebang_python(job: Job, exe: str, search: Optional[str]) -> Optional[str]:
+    """The Python a console script's `#!` line names (`#!/usr/bin/env python3` on the
+    job's PATH); None when it names none."""
+    head = fs.read_bytes(Path(exe), job.unreadable, limit=512) or b""
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].split(b"\n", 1)[0].decode(errors="replace").split()
+    if words and os.path.basename(words[0]) == "env":
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words or not os.path.basename(words[0]).startswith("python"):
+        return None
+    return _which(job, words[0], search)
 
 
 # Options of the job's container step that the lookup leaves out: they would hand the

@@ -64,7 +64,9 @@ def hostile_repo(tmp_path: Path) -> tuple:
         "#!/bin/bash\n#SBATCH -N 1\n"
         f"export PYTORCH_HIP_ALLOC_CONF='garbage_collection_threshold:0.8{TITLE}{FORGED}{BIDI}'\n"
         "srun singularity exec --rocm $SIF python train.py\n")
-    (repo / "train.py").write_text("print('train')\n")
+    # a PyTorch program: only PyTorch reads PYTORCH_HIP_ALLOC_CONF (hip-alloc-conf skips
+    # an entry that imports no torch)
+    (repo / "train.py").write_text("import torch\nprint('train')\n")
     return repo, name
 
 

@@ -211,3 +211,23 @@ def partition_gpus(job: Job, script) -> Optional[int]:
     names = [n for n in d.value.split(",") if n] if d else ([f.default] if f.default else [])
     gpus = [f.parts[n].get("GpusPerNode") for n in names if n in f.parts]
     return max(gpus) if gpus and None not in gpus else None
+
+
+def not_this_machines(job: Job, script) -> Optional[str]:
+    """None when this machine is plausibly the job's node, so that what is installed here
+    (its Python, its packages) may stand for what the job finds there: the doctor runs
+    inside a Slurm job, or live Slurm answers here and this cluster is the job's by the
+    rules that let its limits judge the job (`_link`: the job's `--clusters` or
+    partition, the settings, `doctor sbatch`). Otherwise why not, one line: a login
+    node reading someone else's repo must not judge that job by its own software."""
+    if job.in_job:
+        return None
+    live = next((f for f in fact_sources(job) if f.source == "scontrol"), None)
+    if live is None:
+        return ("--static does not ask Slurm" if job.static else
+                "no Slurm answers on this machine") + \
+            ", so nothing shows that this machine is on the job's cluster"
+    if script is None:
+        return f"no job script says the job is for {cluster_label(live)}"
+    strength, why = _link(script, live)
+    return None if strength else why

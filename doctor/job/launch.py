@@ -45,7 +45,24 @@ def _abs(job, p: str) -> Path:
 CONTAINER_TOOLS = ("singularity", "apptainer")
 
 
-SRUN_CONTAINER_FLAGS = ("--container-image", "--environment")  # pyxis/enroot; CSCS
+# pyxis/enroot (an image, or the container an earlier step of the job named); CSCS
+SRUN_CONTAINER_FLAGS = ("--container-image", "--container-name", "--environment")
+
+
+def srun_container(step, script) -> Optional[tuple]:
+    """(flag, value) of the pyxis or CSCS Container Engine option that runs a step in a
+    container, on its srun line or as the job script's #SBATCH option; None if none."""
+    for launcher in step.chain:
+        argv = list(launcher.argv) if launcher.kind == "srun" else []
+        for i, w in enumerate(argv):
+            flag, eq, value = w.partition("=")
+            if flag in SRUN_CONTAINER_FLAGS:
+                return flag, value if eq or i + 1 == len(argv) else argv[i + 1]
+    for flag in SRUN_CONTAINER_FLAGS:
+        d = script.get(flag[2:]) if script is not None else None
+        if d is not None:
+            return flag, d.value
+    return None
 
 
 def container_command(scripts: list) -> Optional[tuple]:
