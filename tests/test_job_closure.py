@@ -7,6 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import result_of, run_json
 
 # A rank whose file fails to load `continue`s past the all_reduce its peers wait in
@@ -131,15 +133,18 @@ def test_an_entry_behind_an_unread_variable_is_judged_only_as_a_warning(tmp_path
     assert code == 0
 
 
-def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path):
-    """Hydra's `_target_: models.net.Net` in the job's config: models/net.py runs,
-    though no import names it."""
+@pytest.mark.parametrize("config,key,run", [
+    ("configs/config.yaml", "_target_", "python train.py"),            # Hydra
+    ("exp/fit.yaml", "class_path", "python train.py --config exp/fit.yaml fit")])  # LightningCLI
+def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path, config, key, run):
+    """`_target_: models.net.Net` in the job's config (Hydra), or `class_path:` in the
+    config a step names (LightningCLI): models/net.py runs, though no import names it."""
     repo = _repo(tmp_path, {
         "train.py": "import hydra\n\n\n@hydra.main(config_path='configs')\ndef main(cfg):\n"
                     "    hydra.utils.instantiate(cfg.model)\n",
-        "configs/config.yaml": "model:\n  _target_: models.net.Net\n",
+        config: f"model:\n  {key}: models.net.Net\n",
         "models/__init__.py": "", "models/net.py": BUG, "models/old.py": BUG,
-        "job.sbatch": JOB.format("python train.py")})
+        "job.sbatch": JOB.format(run)})
     code, found = _findings(repo)
     assert [(p, s) for p, _, s, _ in found] == [("models/net.py", "error")], found
 

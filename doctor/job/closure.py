@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
+from doctor import fs
 from doctor.job.sources import (dotted, imported_files_text, imports_named, read_source,
                                  tree_of)
 
@@ -114,8 +116,9 @@ def _closure(job: Any, found: list) -> list:
     roots = tuple(dict.fromkeys(r.rstrip("/") + "/" if r not in ("", ".") else ""
                                 for r in extra if not r.startswith("/")))
     todo = [path for path, _ in found]
-    # the classes the configs instantiate (Hydra's `_target_: pkg.models.Net`) run too
-    targets = [(0, t.rpartition(".")[0], (t.rpartition(".")[2],)) for t in _targets(job)]
+    # the classes the configs instantiate (`_target_: pkg.models.Net`) run too
+    targets = [(0, t.rpartition(".")[0], (t.rpartition(".")[2],))
+               for t in _targets(job, found)]
     todo += [job.repo / r for r in imports_named(targets, "", known, roots)]
     seen: dict = {}
     texts = job.memo("closure_bytes", dict)   # str path → bytes, for raw_texts
@@ -135,15 +138,25 @@ def _closure(job: Any, found: list) -> list:
     return list(seen.values())
 
 
-def _targets(job: Any) -> list:
-    """The dotted names of `_target_` values in the job's configs."""
+_TARGET = re.compile(r"""(?m)(?:^|[\s{,])(?:_target_|class_path)\s*:\s*['"]?([A-Za-z_][\w.]*)""")
+
+
+def _targets(job: Any, found: list) -> list:
+    """The dotted names the job's configs instantiate: Hydra's `_target_`, Lightning
+    CLI's `class_path`, in the repo's config files and the .yaml files a step names on
+    its command line (read as text: composing the configs reads the code, whose closure
+    this is)."""
+    paths = [cfg.path for cfg in job.config_files]
+    for _, step in found:
+        bases = [_cwd(job, step), step.script.path.parent, job.repo]
+        for arg in step.args:
+            value = str(arg).split("=", 1)[-1]
+            if value.endswith((".yaml", ".yml")) and "$" not in value:
+                paths += [b / value for b in bases if fs.is_file(b / value)][:1]
     out: list = []
-    for cfg in job.config_files:
-        for _key, mapping in cfg.mappings():
-            value = mapping.get("_target_") if hasattr(mapping, "get") else None
-            if isinstance(value, str) and "." in value and all(
-                    p.isidentifier() for p in value.split(".")):
-                out.append(value)
+    for p in dict.fromkeys(paths):
+        text = fs.read_text(p, job.unreadable, 1 << 20) or ""   # an input: read as data
+        out += [t for t in _TARGET.findall(text) if "." in t]
     return out
 
 
