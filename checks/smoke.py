@@ -67,7 +67,7 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
                    "child processes with this Python)")
     run = run_smoke(plan_for(job), on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
     job.record_fact("smoke", smoke_facts(run))
-    setup = {(e or {}).get("message") for r in run.ranks
+    setup = {str(e.get("message")) for r in run.ranks
              if (e := r.event("exception")) and e.get("type") == "SmokeSetupError"}
     if setup and len(setup) == 1 and all(r.event("exception") for r in run.ranks):
         raise Skip(setup.pop())   # the smoke could not run here: it proved nothing either way

@@ -366,10 +366,10 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
                                "variables the doctor cannot see")
             continue
         if argv0 in ("cd", "pushd") and len(cmd.words) > 1:
-            res = expand(cmd.words[1], state.get, in_job=state.in_job)
-            if res.resolved:
-                ctx.cwd = res.text
-            _set_pwd(state, res.text if res.resolved else None, script, cmd.line)
+            to = expand(cmd.words[1], state.get, in_job=state.in_job)
+            if to.resolved:
+                ctx.cwd = to.text
+            _set_pwd(state, to.text if to.resolved else None, script, cmd.line)
             continue
         _command(script, cmd.line, list(cmd.words), state, ctx, steps)
 
