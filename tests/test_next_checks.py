@@ -126,9 +126,17 @@ def test_torch_compile_risk_live_facts_on_this_machine(tmp_path):
     (tmp_path / "configs/train.yaml").write_text("model: {compile: true}\n")
     (tmp_path / "job.sbatch").write_text(
         "#!/bin/bash\n#SBATCH --gpus-per-node=4\nsrun python t.py\n")
+    # A CPU torch here (a login node's) says nothing about a GPU job's triton: no finding
+    # (the unseen repos' 'no triton' errors came from this machine's CPU build).
     job = Job(tmp_path, sbatch=[tmp_path / "job.sbatch"], env={},
               facts={"torch_build": {"version": "2.13.0+cpu", "cuda": None, "hip": None,
                                      "available": False}})
+    res = _result(job, "torch-compile-risk")
+    assert res["status"] == "pass", res
+    # A GPU build here is the job's torch: the live triton fact judges it.
+    job = Job(tmp_path, sbatch=[tmp_path / "job.sbatch"], env={},
+              facts={"torch_build": {"version": "2.13.0+cu126", "cuda": "12.6", "hip": None,
+                                     "available": True}})
     res = _result(job, "torch-compile-risk")
     installed = job.fact("triton")["installed"]
     assert res["status"] == ("pass" if installed else "fail"), res
