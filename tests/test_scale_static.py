@@ -42,7 +42,9 @@ def test_a_collective_reached_through_a_helper_whose_caller_names_no_collective(
     code, doc = run_json("--static", "--repo", str(tmp_path), "--only",
                          "collective-on-error-path")
     (finding,) = result_of(doc, "collective-on-error-path")["findings"]
-    assert code == 1
+    # the try's backward() reaches no collective the doctor can see (DDP's hooks are not
+    # visible in t.backward()), so the finally's is a warning, not an error
+    assert code == 0 and finding["severity"] == "warning", finding
     assert finding["location"] == {"path": "comm.py", "line": 6}
     assert finding["data"]["path"] == ("finally: at train.py:11 → self.comm.flush() at "
                                        "train.py:12 → allsum() at comm.py:6")
