@@ -128,8 +128,10 @@ def run_one(spec: CheckSpec, job: Job) -> Result:
 def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
             reason: Optional[str], duration: float) -> Result:
     override = job.settings.severity.get(spec.id)
-    # a finding in code that no step of the job runs is at most a warning (closure.cap)
-    findings = cap(job, findings, spec.severity)
+    # a finding in code that no step of the job runs is at most a warning (closure.cap);
+    # the checks of the repository itself (git, rsync: tag "repo") judge every file alike
+    if "repo" not in spec.tags:
+        findings = cap(job, findings, spec.severity)
     # every finding carries its effective severity (the report shows it per finding)
     findings = [replace(f, severity=override or f.severity or spec.severity) for f in findings]
     if override is not None:

@@ -166,8 +166,9 @@ def test_an_rsync_argv_list_in_python_is_read_like_a_shell_line(tmp_path):
     # line 3 only: the anchored /data keeps the package; SRC is not followed (noted)
     assert [(f["location"], f["data"]["pattern"]) for f in r["findings"]] == \
         [({"path": "tools/deploy.py", "line": 3}, "data")], r
-    # (no shell line to offer for an argv list; its severity is the run's cap on Python
-    # files that no job step runs, doctor/job/closure.py, not this check's)
+    # no shell line to offer for an argv list; a deploy tool is no job step, and the
+    # repo's own checks judge it as they judge deploy.sh: an error, as real rsync shows
     assert r["findings"][0]["commands"] == []
+    assert r["findings"][0]["severity"] == "error", r
     assert any("tools/deploy.py:6: source SRC cannot be resolved" in n
                for n in doc["facts"]["rsync_exclude_notes"]), doc["facts"]
