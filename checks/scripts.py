@@ -47,6 +47,7 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
     Reads the job scripts, the shell scripts they run (`bash x.sh`,
     `source x.sh`, also inside a container command) and the repo's other
     shell scripts (`*.sh`, `*.bash`, `*.sbatch`, `*.slurm`: deploy scripts).
+    A script no job script runs is a warning: it does not stop the job.
 
     ## Why it matters
     sbatch refuses a job script with CRLF line breaks ("Batch script
@@ -76,8 +77,9 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
         elif runner:
             what = (f"run by {runner}: bash keeps the \\r, so every value and path it sets "
                     "ends in a carriage return")
-        else:
-            what = "bash fails on it ($'\\r': command not found) or keeps a \\r in every value"
+        else:   # a file no job step runs is never an error (a deploy script: warning)
+            what = ("bash fails on it ($'\\r': command not found) or keeps a \\r in every "
+                    "value; no job script runs it")
         yield Finding(
             f"{rel} has Windows (CRLF) line breaks from line {line} on; {what}",
             location=Location(rel, line),
@@ -87,7 +89,8 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
                       "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
                       "*.slurm text eol=lf\\n' >> .gitattributes"),
             data={"path": rel, "line": line, "run_by": runner},
-            edits=_to_lf(job, rel))
+            edits=_to_lf(job, rel),
+            severity=None if runner or path in jobs else Severity.WARNING)
 
 
 def _to_lf(job: Job, rel: str) -> tuple:
@@ -179,4 +182,7 @@ def script_encoding_unsupported(job: Job) -> Iterator[Finding]:
             fix="Convert it to UTF-8 without a byte-order mark.",
             commands=(convert,),
             data={"path": rel, "encoding": codec, "run_by": runner},
-            severity=Severity.WARNING if iconv is None and path not in jobs else None)
+            # an error where a job runs it: the job script, or a UTF-16 script a step runs
+            # (a BOM there only breaks its first line); a file no job runs is never an error
+            severity=None if path in jobs or (runner and iconv is not None) else
+            Severity.WARNING)
