@@ -194,8 +194,12 @@ def holds_settings(d: Path) -> bool:
 
 def project_root(start: Path, top: Optional[Path]) -> Optional[Path]:
     """The nearest directory from `start` up that holds_settings, as ruff finds its
-    configuration: up to `top`, the git work tree's root (a settings file above it is
-    another project's), or up to / outside git. None when no directory does."""
+    configuration, up to `top`, the git work tree's root (a settings file above it is
+    another project's). Outside git only `start` itself: a doctor.yaml in a parent such
+    as /tmp, which anyone may write, would choose the settings (and the smoke's model,
+    which a full run imports). None when no directory does."""
+    if top is None:
+        return start if holds_settings(start) else None
     d = start
     while True:
         if holds_settings(d):

@@ -113,11 +113,15 @@ def test_repo_argument_wins(tmp_path):
     assert collective(doc) == [("src/train.py", 9, "error")]
 
 
-def test_outside_git_the_nearest_settings_too(tmp_path):
+def test_outside_git_only_the_current_directory(tmp_path):
+    """Outside git no parent is searched: a doctor.yaml in a parent (/tmp is anyone's)
+    would choose the settings and the smoke's model. The current directory's count."""
     proj = make(tmp_path / "top", {"proj/doctor.yaml": YAML}, use_git=False)
-    code, doc = run_json("--static", cwd=proj / "slurm")
+    code, doc = run_json("--static", cwd=proj)
     assert doc["inputs"]["repo"] == str(proj)
     assert collective(doc) == [("src/train.py", 9, "warning")]
+    code, doc = run_json("--static", cwd=proj / "slurm")
+    assert doc["inputs"]["repo"] == str(proj / "slurm")
 
 
 def test_sbatch_from_a_subdirectory_judges_its_project(tmp_path):
