@@ -31,7 +31,8 @@ def default_repo() -> Path:
     """The project root when no --repo names one: from the current directory up, the
     nearest directory holding doctor.yaml or a pyproject.toml with [tool.doctor], within
     the git work tree (settings.project_root); else the git root; else the current
-    directory (outside git no parent directory is searched). Below the git root, the git checks and the file list are the subtree's
+    directory (outside git no parent directory is searched). Below the git root, the
+    git checks and the file list are the subtree's
     (`git -C root ls-files` lists it, with the whole work tree's ignore rules)."""
     from doctor import fs
     from doctor.scanners.git import run_git

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from doctor import fs
-from doctor.job.sources import (dotted, imported_files_text, imports_named, read_source,
-                                 tree_of)
+from doctor.job.pyread import (dotted, imported_files_text, imports_named, read_source,
+                                tree_of)
 
 TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "functional_tests"})
 

@@ -1,0 +1,187 @@
+"""Reading one Python source: its bytes (never more than MAX_SOURCE_BYTES, never a FIFO's
+wait), its AST from the run's cache (parsed once, whichever reader asks first), its
+dotted call names, and the repo files its imports may name, read from the bytes.
+
+A leaf under doctor/job/sources.py (which lists the sources a run reads) and
+doctor/job/closure.py (which follows a job's imports): both read through here.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any, Optional
+
+from doctor import fs
+
+MAX_SOURCE_BYTES = 1_000_000
+# non-blocking: a source swapped for a FIFO never hangs the open
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def read_source(path: Any, log: fs.Log) -> Optional[bytes]:
+    """A regular file's bytes, None when over MAX_SOURCE_BYTES or unreadable (noted):
+    fs.read_bytes with one open, one fstat and one read, for 100k files."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError as exc:
+        if log is not None:
+            log.note(path, exc)
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+            return None
+        fs.note_read(path, st)  # an input: no report goes over it
+        data = os.read(fd, st.st_size + 1)
+        if len(data) <= st.st_size:
+            return data
+        parts = [data]   # it grew since the fstat: the rest
+        while parts[-1]:
+            parts.append(os.read(fd, 65536))
+        return b"".join(parts)
+    except OSError as exc:
+        if log is not None:
+            log.note(path, exc)
+        return None
+    finally:
+        os.close(fd)
+
+
+def _parse_text(source: bytes, path: Path) -> Optional[ast.AST]:
+    try:
+        return ast.parse(source, filename=str(path))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
+def _tree_cache(job) -> dict:
+    """normalized path → AST or None (does not parse), shared by every reader."""
+    return job.memo("python_tree_cache", dict)
+
+
+def _tree(job, path: Path, text: Optional[bytes]) -> Optional[ast.AST]:
+    """One file's AST from the run's cache, parsed (from `text`, else read) on first use."""
+    cache = _tree_cache(job)
+    key = os.path.normpath(path)
+    try:
+        return cache[key]
+    except KeyError:
+        pass
+    if text is None:
+        text = fs.read_bytes(path, job.unreadable)
+    tree = _parse_text(text, path) if text is not None else None
+    return cache.setdefault(key, tree)
+
+
+def tree_of(job, path: Path) -> Optional[ast.AST]:
+    """One file's AST (a check that needs one entry module does not pay for all)."""
+    return _tree(job, Path(path), None)
+
+
+def dotted(node: ast.AST) -> str:
+    """`torch.distributed.barrier` for that attribute chain; "" when its head is not a
+    name (a call, a subscript): one reading of call names for every code reader."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else ""
+    return ""
+
+
+def imported_files(tree: ast.AST, rel: str, known: set, roots: tuple = ()) -> list:
+    """Repo files that `tree`'s imports may name (imports_named)."""
+    found: list = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(0, a.name, ()) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.level, node.module or "", tuple(a.name for a in node.names)))
+        elif isinstance(node, ast.Call) and dotted(node.func) in (
+                "importlib.import_module", "import_module", "__import__") and node.args \
+                and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and not node.args[0].value.startswith("."):
+            found.append((0, node.args[0].value, ()))
+    return imports_named(found, rel, known, roots)
+
+
+# An import statement as written, read from the bytes without parsing (the closure of a
+# large repo is found by reading its imports; a parse of every file it reaches costs
+# 25 ms each): `import a.b as c, d`, `from ..x import (y, z)` over several lines, with
+# `\` continuations. One inside a string is read too: the closure can only grow.
+
+
+# An import statement as written, read from the bytes without parsing (the closure of a
+# large repo is found by reading its imports; a parse of every file it reaches costs
+# 25 ms each): `import a.b as c, d`, `from ..x import (y, z)` over several lines, with
+# `\` continuations. One inside a string is read too: the closure can only grow.
+_IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]*"
+                     rb"(\([^)]*\)|(?:[^\n\\]|\\\n)*)|import[ \t]+((?:[^\n\\]|\\\n)*))",
+                     re.M)
+
+
+_DYNAMIC = re.compile(rb"""(?:import_module|__import__)\(\s*['"]([\w.]+)['"]""")
+
+
+def imported_files_text(text: bytes, rel: str, known: set, roots: tuple = ()) -> list:
+    """imported_files, read from the source's bytes (_IMPORT) instead of its AST."""
+    found: list = []
+    for m in _IMPORT.finditer(text.replace(b";", b"\n")):   # `import a; import b`
+        what = (m.group(3) if m.group(4) is None else m.group(4)).decode("utf-8", "replace")
+        what = what.split("#")[0]
+        words = what.replace("\\\n", " ").replace("\n", " ").strip("()\\ \t").split(",")
+        # `a.b as c` → a.b; what is no dotted name (a string's text) is left out
+        names = [n.split()[0] for n in words
+                 if n.strip() and all(p.isidentifier() for p in n.split()[0].split("."))]
+        if m.group(4) is not None:
+            found += [(0, n, ()) for n in names]
+        else:
+            found.append((len(m.group(1)), m.group(2).decode(), tuple(names)))
+    found += [(0, m.group(1).decode(), ()) for m in _DYNAMIC.finditer(text)]
+    return imports_named(found, rel, known, roots)
+
+
+def imports_named(found: list, rel: str, known: set, roots: tuple = ()) -> list:
+    """Repo files that imports [(level, module, names)] in the file `rel` may name: as
+    modules of the repo root, src/, `roots` (the entry's sys.path, "dir/"), relative to
+    the file, or beside it as a script's sys.path[0]. Every import, a function's as
+    well: it may run."""
+    here = rel.rpartition("/")[0]
+    roots = ("", "src/", f"{here}/" if here else "") + tuple(roots)
+    out = []
+    for level, module, names in found:
+        if not names and not level:   # `import a.b.c` runs a, a.b and a.b.c
+            out += _files(_prefixes(module), known, roots)
+            continue
+        if level:   # relative to the file's package, `level - 1` directories up
+            dirs = here.split("/") if here else []
+            pkg = "/".join(dirs[:len(dirs) - level + 1])
+            head = "/".join(filter(None, [pkg, module.replace(".", "/")]))
+        elif module:
+            head = module.replace(".", "/")
+        else:
+            continue
+        # the module, its packages, and each name that may be a submodule of it
+        mods = [head] if level else _prefixes(head.replace("/", "."))
+        out += _files(mods + [f"{head}/{a}" for a in names], known,
+                      ("",) if level else roots)
+    return out
+
+
+def _prefixes(dotted_name: str) -> list:
+    """`a/b/c` → a, a/b, a/b/c: importing a module runs its packages' __init__ first."""
+    parts = dotted_name.split(".")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _files(mods: list, known: set, roots: tuple) -> list:
+    out = []
+    for m in mods:
+        for root in dict.fromkeys(roots):
+            for cand in (f"{root}{m}.py", f"{root}{m}/__init__.py"):
+                if cand in known:
+                    out.append(cand)
+    return out
