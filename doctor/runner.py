@@ -129,8 +129,9 @@ def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
             reason: Optional[str], duration: float) -> Result:
     override = job.settings.severity.get(spec.id)
     # a finding in code that no step of the job runs is at most a warning (closure.cap);
-    # the checks of the repository itself (git, rsync: tag "repo") judge every file alike
-    if "repo" not in spec.tags:
+    # the checks of the repository itself (git, rsync: tag "repo") judge every file alike,
+    # and what the smoke saw fail, it ran: the file is the job's
+    if "repo" not in spec.tags and "smoke" not in spec.needs:
         findings = cap(job, findings, spec.severity)
     # every finding carries its effective severity (the report shows it per finding)
     findings = [replace(f, severity=override or f.severity or spec.severity) for f in findings]
