@@ -49,10 +49,17 @@ def repo_packages(job: Job) -> dict:
 
 def imported_modules(job: Job, tops: set) -> dict:
     """Dotted module name → (file, line) of its first absolute import in the repo."""
-    found: dict = {}
     # an absolute import of a package names it: only the files that mention one
-    for path, tree in trees_mentioning(job, *(t.encode() for t in sorted(tops))):
-        for node in ast.walk(tree):
+    return _first_imports(job, trees_mentioning(job, *(t.encode() for t in sorted(tops))),
+                          tops)
+
+
+def _first_imports(job: Job, trees, tops: set) -> dict:
+    """Dotted module name → (file, line) of its first absolute import in `trees`
+    ([(path, AST or None)]), of a module whose top-level package is one of `tops`."""
+    found: dict = {}
+    for path, tree in trees:
+        for node in ast.walk(tree) if tree is not None else ():
             names = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -201,19 +208,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
 def _closure_imports(job: Job, files: list, tops: set) -> dict:
     """Dotted module name → (file, line) of its first absolute import, in the files the
     step runs, of a module whose top-level package is one of `tops` (the repo's)."""
-    found: dict = {}
-    for path in files:
-        tree = tree_of(job, path)
-        for node in ast.walk(tree) if tree is not None else ():
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            for name in names:
-                if name.split(".")[0] in tops and name not in found:
-                    found[name] = (job.rel(path), getattr(node, "lineno", 1))
-    return found
+    return _first_imports(job, ((path, tree_of(job, path)) for path in files), tops)
 
 
 def _own_container(step, script) -> Optional[str]:
