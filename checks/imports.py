@@ -14,7 +14,7 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.job.env import followed_env
 from doctor.job.closure import step_files, sys_path_edits
-from doctor.job.launch import SRUN_CONTAINER_FLAGS, resolvable, scripts_or_none, workdir
+from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
 from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.job.shell import command_argv
 from doctor.job.sources import tree_of, trees_mentioning
@@ -212,16 +212,13 @@ def _closure_imports(job: Job, files: list, tops: set) -> dict:
 
 
 def _own_container(step, script) -> Optional[str]:
-    """Why a pyxis/enroot (`srun --container-image`) or Container Engine (`--environment`)
-    step is not judged: its image has its own working directory and entrypoint, which
-    the doctor cannot read. None for any other step."""
-    words = [w for launcher in step.chain if launcher.kind == "srun" for w in launcher.argv]
-    words += [f"--{k}" for k in ("container-image", "environment") if script.get(k)]
-    flag = next((w.split("=", 1)[0] for w in words
-                 if w.split("=", 1)[0] in SRUN_CONTAINER_FLAGS), None)
-    if flag is None:
+    """Why a pyxis/enroot (`srun --container-image`, `--container-name`) or Container
+    Engine (`--environment`) step is not judged: its image has its own working directory
+    and entrypoint, which the doctor cannot read. None for any other step."""
+    own = srun_container(step, script)   # the one reader of those options (launch.py)
+    if own is None:
         return None
-    return (f"{step.where}: the step runs in a container image (srun {flag}), whose "
+    return (f"{step.where}: the step runs in a container image (srun {own[0]}), whose "
             "working directory, entrypoint and Python the doctor cannot read")
 
 
