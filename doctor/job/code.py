@@ -15,6 +15,7 @@ Anything else is `unknown`, with its source text and the reason.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
@@ -179,6 +180,9 @@ class ArgOption:
     where: str
     unreadable: bool = False
     action: Optional[str] = None
+    abbrev: Optional[bool] = True   # the parser's allow_abbrev (None: not a literal)
+    const: Any = None
+    nargs: bool = False             # nargs= given: the value is no single word
 
 
 @dataclass(frozen=True)
@@ -245,6 +249,7 @@ def _arg_options(job: Any) -> dict:
     out: dict = {}
     for path, tree in trees_mentioning(job, b"add_argument"):
         rel = job.rel(path)
+        abbrev = _allow_abbrev(tree)
         for n in ast.walk(tree):
             if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and n.func.attr == "add_argument"):
@@ -256,6 +261,8 @@ def _arg_options(job: Any) -> dict:
             longs = [f for f in flags if f.startswith("--")]
             dest = _const_str(kw.get("dest")) or (longs or flags)[0].lstrip("-").replace("-", "_")
             action = _const_str(kw.get("action"))
+            if "action" in kw and dotted(kw["action"]).endswith("BooleanOptionalAction"):
+                action = "boolean_optional"   # --x sets True, --no-x False
             unreadable = False
             if "default" in kw:
                 try:
@@ -265,9 +272,32 @@ def _arg_options(job: Any) -> dict:
             else:
                 default = {"store_true": False, "store_false": True}.get(action or "")
             typ = dotted(kw["type"]) if "type" in kw else None
-            out.setdefault(dest, []).append(ArgOption(flags, default, typ,
-                                                      f"{rel}:{n.lineno}", unreadable, action))
+            try:
+                const = ast.literal_eval(kw["const"]) if "const" in kw else None
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                const, action = None, "unreadable const"
+            if action == "boolean_optional":
+                flags += tuple("--no-" + f[2:] for f in flags if f.startswith("--"))
+            out.setdefault(dest, []).append(ArgOption(
+                flags, default, typ, f"{rel}:{n.lineno}", unreadable, action, abbrev, const,
+                "nargs" in kw))
     return out
+
+
+def _allow_abbrev(tree: ast.AST) -> Optional[bool]:
+    """The allow_abbrev of the parsers a module builds: False where one sets it False, None
+    where one sets it to an expression; True (argparse's default) otherwise."""
+    seen: Optional[bool] = True
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and dotted(n.func).endswith("ArgumentParser"):
+            for k in n.keywords:
+                if k.arg == "allow_abbrev":
+                    v = k.value.value if isinstance(k.value, ast.Constant) else None
+                    if v is False:
+                        return False
+                    if v is not True:
+                        seen = None
+    return seen
 
 
 def repo_code(job: Any, env: Mapping[str, str]) -> CodeSettings:
@@ -711,7 +741,7 @@ class _Eval:
         o = opts[0]
         link = "" if parsed else f"; if `{name}` is the parsed command line"
         argv = self.m.inputs.argv
-        given, unresolved = _flag_value(argv or (), o)
+        given, unresolved = _flag_value(argv or (), node.attr, self.m.inputs.options)
         if given is not None:
             try:
                 value = _CONVERT[o.type](given) if o.type in _CONVERT and \
@@ -1025,25 +1055,67 @@ def _own_nodes(fdef: ast.AST) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(n))
 
 
-def _flag_value(argv: tuple, o: ArgOption) -> tuple:
-    """(the value the command line gives the option, or None; the first unresolved word
-    that may give it, '' when none)."""
-    unresolved = ""
-    for i, a in enumerate(argv):
-        a = str(a)
-        for f in o.flags:
-            if a == f:
-                if o.action in ("store_true", "store_false"):
-                    return o.action == "store_true", ""
-                if i + 1 < len(argv):
-                    nxt = str(argv[i + 1])
-                    return (None, nxt) if "$" in nxt else (nxt, "")
-            elif f.startswith("--") and a.startswith(f + "="):
-                val = a[len(f) + 1:]
-                return (None, a) if "$" in val else (val, "")
-        if "$" in a and not unresolved:
-            unresolved = a
-    return None, unresolved
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+def _flag_value(argv: tuple, dest: str, options: Mapping) -> tuple:
+    """(the value argparse gives `dest` from the command line, or None; the word that may
+    set it and the doctor cannot read, '' when none), read as argparse reads it: the last
+    occurrence wins, `--opt=v`, a unique prefix of a long option (allow_abbrev), `-jN`,
+    BooleanOptionalAction's `--no-x`; nothing after `--` is an option. `options` is every
+    add_argument of the repo (dest → [ArgOption]), the set a prefix must be unique in."""
+    table = {f: (d, o) for d, opts in options.items() for o in opts for f in o.flags}
+    value: Any = None
+    unknown = ""
+    i = 0
+    while i < len(argv):
+        a = str(argv[i])
+        i += 1
+        if a == "--":
+            break
+        if "$" in a:   # an unresolved word where an option may stand: it may set dest
+            unknown = a
+            continue
+        if not a.startswith("-") or a == "-" or _NEGATIVE.match(a):
+            continue
+        name, eq, attached = a.partition("=")
+        hit = table.get(a) if a in table else table.get(name) if eq else None
+        if hit is None and not a.startswith("--") and a[:2] in table and not eq:
+            hit, name, eq, attached = table[a[:2]], a[:2], "=", a[2:]   # -j4
+        if hit is None and a.startswith("--"):
+            # two flags of one option are ambiguous too (python 3.11's argparse)
+            cands = {f: (d, o, f) for f, (d, o) in table.items() if f.startswith(name)}
+            if len(cands) > 1 and any(d == dest for d, _, _ in cands.values()):
+                value, unknown = None, a    # ambiguous: argparse stops the job
+                continue
+            if len(cands) == 1:
+                d, o, name = next(iter(cands.values()))
+                if o.abbrev is None and d == dest:
+                    value, unknown = None, a
+                    continue
+                hit = (d, o) if o.abbrev else None
+        if hit is None:
+            continue
+        d, o = hit
+        takes = o.action in (None, "store", "append", "extend") or o.nargs
+        word = attached if eq else None
+        if takes and not eq and i < len(argv) and not (
+                str(argv[i]).startswith("-") and not _NEGATIVE.match(str(argv[i]))):
+            word = str(argv[i])
+            i += 1
+        if d != dest:
+            continue
+        if o.action == "boolean_optional":
+            value, unknown = not name.startswith("--no-"), ""
+        elif o.action in ("store_true", "store_false"):
+            value, unknown = o.action == "store_true", ""
+        elif o.action == "store_const":
+            value, unknown = o.const, ""
+        elif o.action in (None, "store") and not o.nargs and word is not None:
+            value, unknown = (None, word) if "$" in word else (word, "")
+        else:   # a list, a count, a custom action, a missing value: not one known word
+            value, unknown = None, a
+    return (None, unknown) if unknown else (value, "")
 
 
 def _pick(v: Optional[CodeValue], workers: bool) -> Optional[CodeValue]:
