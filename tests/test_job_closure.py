@@ -140,7 +140,10 @@ def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path, config, key, r
     """`_target_: models.net.Net` in the job's config (Hydra), or `class_path:` in the
     config a step names (LightningCLI): models/net.py runs, though no import names it."""
     repo = _repo(tmp_path, {
-        "train.py": "import hydra\n\n\n@hydra.main(config_path='configs')\ndef main(cfg):\n"
+        # (config_name: without one, Hydra loads no config, and config.yaml's class is
+        # not shown to run)
+        "train.py": "import hydra\n\n\n@hydra.main(config_path='configs', config_name="
+                    "'config')\ndef main(cfg):\n"
                     "    hydra.utils.instantiate(cfg.model)\n",
         config: f"model:\n  {key}: models.net.Net\n",
         "models/__init__.py": "", "models/net.py": BUG, "models/old.py": BUG,
@@ -158,3 +161,58 @@ def test_the_jobs_pythonpath_brings_its_modules_in(tmp_path):
             "srun", "export PYTHONPATH=lib\nsrun")})
     code, found = _findings(repo)
     assert [(p, s) for p, _, s, _ in found] == [("lib/helper.py", "error")], found
+
+
+CLEAN = "print('clean')\n"
+
+
+@pytest.mark.parametrize("job", [
+    "cd pkg && srun python train.py", "cd pkg\nsrun python train.py",
+    "srun --chdir=pkg python train.py", "srun -D pkg python train.py"])
+def test_a_relative_working_directory_is_the_submit_directorys(tmp_path, job):
+    """`cd pkg` (or srun's -D/--chdir) with a relative directory: relative to the submit
+    directory, the repo root; the step runs pkg/train.py, not the root's train.py (which
+    no step reaches, so it is not judged)."""
+    repo = _repo(tmp_path, {"train.py": BUG, "pkg/__init__.py": "", "pkg/train.py": BUG,
+                            "slurm/train.sbatch": "#!/bin/bash\n#SBATCH --nodes=2\n" + job + "\n"})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("pkg/train.py", "error")], found
+    assert code == 1
+
+
+@pytest.mark.parametrize("call", ['importlib.import_module(f"models.{args.model}")',
+                                  'importlib.import_module("models." + args.model)'])
+def test_a_dynamic_import_brings_its_package_in_as_a_warning(tmp_path, call):
+    """`import_module(f"models.{args.model}")`: the job runs a module of models/, the one
+    the variable names, which the doctor cannot know; each is judged, as a warning that
+    names the import (a module of another package is not judged)."""
+    repo = _repo(tmp_path, {
+        "train.py": "import argparse\nimport importlib\n\np = argparse.ArgumentParser()\n"
+                    f"args = p.parse_args()\nm = {call}\n",
+        "models/__init__.py": "", "models/net.py": BUG, "other/unused.py": BUG,
+        "job.sbatch": JOB.format("python train.py --model net")})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == [("models/net.py", "warning")], found
+    assert "train.py:6 imports (`models.` and a variable)" in found[0][3], found
+    assert code == 0
+
+
+@pytest.mark.parametrize("run,expected", [
+    ("python train.py --config configs/new.yaml", []),
+    ("python train.py", [("legacy/trainer.py", "warning")])])
+def test_a_config_the_job_does_not_load_brings_no_code_in(tmp_path, run, expected):
+    """`_target_: legacy.trainer.train` in configs/old_experiment.yaml, while the job
+    loads configs/new.yaml: legacy/trainer.py is not the job's code. When the doctor
+    cannot tell which configs the job loads, it is judged as a warning."""
+    repo = _repo(tmp_path, {
+        "train.py": "import argparse\nimport yaml\n\np = argparse.ArgumentParser()\n"
+                    "p.add_argument('--config')\ncfg = yaml.safe_load(open(p.parse_args()"
+                    ".config))\n",
+        "configs/new.yaml": "lr: 1\n",
+        "configs/old_experiment.yaml": "trainer:\n  _target_: legacy.trainer.train\n",
+        "legacy/__init__.py": "", "legacy/trainer.py": BUG,
+        "job.sbatch": JOB.format(run)})
+    code, found = _findings(repo)
+    assert [(p, s) for p, _, s, _ in found] == expected, found
+    assert all("which configs it loads, the doctor cannot see" in m for *_, m in found)
+    assert code == 0

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from doctor import fs
-from doctor.job.pyread import (dotted, imported_files_text, imports_named, read_source,
-                                tree_of)
+from doctor.job.pyread import (dotted, dynamic_packages, imported_files_text, imports_named,
+                                package_modules, read_source, tree_of)
 
 TEST_DIRS = frozenset({"tests", "test", "testing", "unit_tests", "functional_tests"})
 
@@ -80,12 +80,15 @@ def job_files(job: Any) -> Optional[list]:
     return job.memo("job_files", find)
 
 
-def shown_rels(job: Any) -> frozenset:
-    """The files of job_files that an entry the doctor read (not guessed) reaches."""
+def shown_rels(job: Any, dynamic: bool = False, unsure: bool = False) -> frozenset:
+    """The files of job_files that an entry the doctor read (not guessed) reaches; with
+    `dynamic`, through the modules a dynamic import may name too; with `unsure`, the
+    classes of configs not tied to the job too."""
     def find() -> frozenset:
         sure = [(p, s) for p, s, guess in entries(job) if not guess]
-        return frozenset(job.rel(p) for p in _closure(job, sure)) if sure else frozenset()
-    return job.memo("shown_rels", find)
+        return frozenset(job.rel(p) for p in _closure(job, sure, dynamic, unsure)) \
+            if sure else frozenset()
+    return job.memo(("shown_rels", dynamic, unsure), find)
 
 
 def step_files(job: Any, step: Any) -> list:
@@ -98,10 +101,13 @@ def step_files(job: Any, step: Any) -> list:
                     lambda: _closure(job, [(Path(path), step)]))
 
 
-def _closure(job: Any, found: list) -> list:
+def _closure(job: Any, found: list, dynamic: bool = True, unsure: bool = True) -> list:
     """The entries of `found` [(path, step)] and the repo files their imports name, as
     modules of the repo root, src/, each entry's sys.path (its directory, or the working
-    directory for -m, and its sys.path edits), or relative to the importing file."""
+    directory for -m, and its sys.path edits), or relative to the importing file.
+    `dynamic`: every module of a package a dynamic import names with a variable
+    (`import_module(f"models.{name}")`); `unsure`: the classes the configs instantiate
+    when which configs the job loads is unknown (_targets)."""
     known = job.every_rel_set()
     extra: list = []
     for path, step in found:
@@ -117,11 +123,14 @@ def _closure(job: Any, found: list) -> list:
                                 for r in extra if not r.startswith("/")))
     todo = [path for path, _ in found]
     # the classes the configs instantiate (`_target_: pkg.models.Net`) run too
+    sure, other = _targets(job, found)
     targets = [(0, t.rpartition(".")[0], (t.rpartition(".")[2],))
-               for t in _targets(job, found)]
+               for t, _ in sure + (other if unsure else [])]
     todo += [job.repo / r for r in imports_named(targets, "", known, roots)]
     seen: dict = {}
     texts = job.memo("closure_bytes", dict)   # str path → bytes, for raw_texts
+    links = job.memo("closure_links", dict)   # (rel, roots) → (imported, dynamic)
+    dynamics = job.memo("dynamic_imports", dict)   # rel → (importer, line, package)
     while todo:
         path = todo.pop()
         rel = job.rel(path)
@@ -132,32 +141,64 @@ def _closure(job: Any, found: list) -> list:
         text = texts.get(str(path))
         if text is None:
             text = texts.setdefault(str(path), read_source(path, job.unreadable))
-        if text is not None:
-            todo += [job.repo / r for r in imported_files_text(text, rel, known, roots)
-                     if r not in seen]
+        if text is None:
+            continue
+        hit = links.get((rel, roots))
+        if hit is None:
+            hit = links[(rel, roots)] = (
+                imported_files_text(text, rel, known, roots),
+                [(m, line, pkg) for pkg, line in dynamic_packages(text)
+                 for m in package_modules(pkg, rel, known, roots)])
+        todo += [job.repo / r for r in hit[0] if r not in seen]
+        for m, line, pkg in hit[1] if dynamic else ():
+            dynamics.setdefault(m, (rel, line, pkg))
+            if m not in seen:
+                todo.append(job.repo / m)
     return list(seen.values())
 
 
 _TARGET = re.compile(r"""(?m)(?:^|[\s{,])(?:_target_|class_path)\s*:\s*['"]?([A-Za-z_][\w.]*)""")
 
 
-def _targets(job: Any, found: list) -> list:
-    """The dotted names the job's configs instantiate: Hydra's `_target_`, Lightning
-    CLI's `class_path`, in the repo's config files and the .yaml files a step names on
-    its command line (read as text: composing the configs reads the code, whose closure
-    this is)."""
-    paths = [cfg.path for cfg in job.config_files]
+def _targets(job: Any, found: list) -> tuple:
+    """([(dotted name, config rel)] the job's configs instantiate: Hydra's `_target_`,
+    Lightning CLI's `class_path`, in the configs its training steps load (Hydra's
+    defaults composed, doctor/job/stepconfigs.py) and the .yaml files a step names on its
+    command line (read as text: composing the configs reads the code, whose closure
+    this is); those of the repo's other configs, when the job loads none the doctor
+    can see (else []): a class there runs only if the job loads that config)."""
+    def find() -> tuple:
+        from doctor.job.stepconfigs import step_configs   # (reads the job's entries)
+
+        loaded: list = []
+        for script in job.scripts:
+            sc = step_configs(job, script)
+            loaded += [Path(p) for p, _, _ in sc.needed] + [p for ps in sc.replaces for p in ps]
+        loaded += _named_configs(job, found)
+        other = [] if loaded else [cfg.path for cfg in job.config_files]
+        return _read_targets(job, loaded), _read_targets(job, other)
+    return job.memo(("config_targets", tuple((str(p), s.line, s.script.rel if s.script
+                                               else None) for p, s in found)), find)
+
+
+def _read_targets(job: Any, paths: list) -> list:
+    out: list = []
+    for p in dict.fromkeys(paths):
+        text = fs.read_text(p, job.unreadable, 1 << 20) or ""   # an input: read as data
+        out += [(t, job.rel(p)) for t in _TARGET.findall(text) if "." in t]
+    return out
+
+
+def _named_configs(job: Any, found: list) -> list:
+    """The .yaml files a step names on its command line."""
+    paths: list = []
     for _, step in found:
         bases = [_cwd(job, step), step.script.path.parent, job.repo]
         for arg in step.args:
             value = str(arg).split("=", 1)[-1]
             if value.endswith((".yaml", ".yml")) and "$" not in value:
                 paths += [b / value for b in bases if fs.is_file(b / value)][:1]
-    out: list = []
-    for p in dict.fromkeys(paths):
-        text = fs.read_text(p, job.unreadable, 1 << 20) or ""   # an input: read as data
-        out += [t for t in _TARGET.findall(text) if "." in t]
-    return out
+    return paths
 
 
 def job_rels(job: Any) -> Optional[frozenset]:
@@ -167,7 +208,9 @@ def job_rels(job: Any) -> Optional[frozenset]:
 
 
 def _cwd(job: Any, step: Any) -> Path:
-    return Path(step.cwd) if step.cwd and os.path.isabs(step.cwd) else job.repo
+    """The step's working directory; a relative one is the submit directory's (the
+    repo root)."""
+    return job.repo / step.cwd if step.cwd else job.repo
 
 
 # ---- sys.path as the entry edits it ------------------------------------------------
@@ -250,6 +293,14 @@ def _path_value(node: ast.AST, entry: Path, cwd: Path) -> Optional[str]:
     return None
 
 
+def _dynamic_why(job: Any, rel: str) -> str:
+    """Why a file reached through a dynamic import is the job's only maybe."""
+    dynamics = job.memo("dynamic_imports", dict)
+    importer, line, pkg = dynamics.get(rel) or next(iter(dynamics.values()))
+    return (f"the job runs this file only if the module name that {importer}:{line} "
+            f"imports (`{pkg}.` and a variable) names it, which the doctor cannot see")
+
+
 # ---- the cap ------------------------------------------------------------------------
 def cap(job: Any, findings: list, default: Any) -> list:
     """Findings in a Python file that no step of the job runs: at most warnings, each
@@ -263,6 +314,7 @@ def cap(job: Any, findings: list, default: Any) -> list:
         return findings
     try:
         tied, shown = job_rels(job), shown_rels(job)
+        dyn, cfg = shown_rels(job, dynamic=True), shown_rels(job, dynamic=True, unsure=True)
     except Exception:   # (a step the doctor cannot read is the steps' checks' to report)
         return findings
     out = []
@@ -276,6 +328,14 @@ def cap(job: Any, findings: list, default: Any) -> list:
                    "a file of it, so its code was scanned whole")
         elif rel not in tied:
             why = "no step of the job scripts runs or imports this file"
+        elif rel in dyn:
+            why = _dynamic_why(job, rel)
+        elif rel in cfg:
+            named = sorted({f"`{t}` in {c}" for t, c in _targets(job, [
+                (p, s) for p, s, g in entries(job) if not g])[1]})
+            why = (f"the job runs this file only if it loads the config that instantiates "
+                   f"it ({', '.join(named[:2])}); which configs it loads, the doctor "
+                   f"cannot see")
         else:
             guessed = [f"{s.entry} ({s.where})" for p, s, g in entries(job) if g]
             why = (f"the job runs this file only if the variable in "

@@ -443,7 +443,11 @@ class Job:
         return self.memo(key, lambda: self._entry_file(step, entry))
 
     def _entry_file(self, step: Step, entry: str) -> Optional[Path]:
-        bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else []
+        # a relative working directory (`cd pkg`, `srun -D pkg`) is the submit
+        # directory's: the repo root, else the job script's directory, as below
+        bases = [Path(step.cwd)] if step.cwd and os.path.isabs(step.cwd) else \
+            [self.repo / step.cwd] + ([step.script.path.parent / step.cwd] if step.script
+                                      else []) if step.cwd else []
         # the submit directory is unknown: the repo root, else the job script's own
         # directory (scripts are usually submitted from where they sit)
         bases += [self.repo, self.repo / "src", step.script.path.parent] if step.script \

@@ -126,6 +126,30 @@ _IMPORT = re.compile(rb"^[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]
 _DYNAMIC = re.compile(rb"""(?:import_module|__import__)\(\s*['"]([\w.]+)['"]""")
 
 
+# `import_module(f"models.{name}")`, `"models." + name`, `"models.%s" % name`,
+# `"models.{}".format(name)`: a module of the package `models`, which one a variable says
+_DYNAMIC_PREFIX = re.compile(rb"""(?:import_module|__import__)\(\s*[fF]?['"]"""
+                             rb"""([A-Za-z_][\w.]*)\.(?:\{|%s|['"]\s*\+)""")
+
+
+def dynamic_packages(text: bytes) -> list:
+    """(package, line) for each import whose module name is a literal package and a
+    part the doctor cannot read (_DYNAMIC_PREFIX)."""
+    return [(m.group(1).decode(), text.count(b"\n", 0, m.start()) + 1)
+            for m in _DYNAMIC_PREFIX.finditer(text)]
+
+
+def package_modules(package: str, rel: str, known: set, roots: tuple = ()) -> list:
+    """The repo files of the package `package` (each module under its directory) as
+    the file `rel` would import it (imports_named's roots)."""
+    here = rel.rpartition("/")[0]
+    head = package.replace(".", "/") + "/"
+    out: list = []
+    for root in dict.fromkeys(("", "src/", f"{here}/" if here else "") + tuple(roots)):
+        out += sorted(k for k in known if k.startswith(root + head) and k.endswith(".py"))
+    return out
+
+
 def imported_files_text(text: bytes, rel: str, known: set, roots: tuple = ()) -> list:
     """imported_files, read from the source's bytes (_IMPORT) instead of its AST."""
     found: list = []

@@ -367,8 +367,9 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             continue
         if argv0 in ("cd", "pushd") and len(cmd.words) > 1:
             to = expand(cmd.words[1], state.get, in_job=state.in_job)
-            if to.resolved:
-                ctx.cwd = to.text
+            if to.resolved:   # a relative `cd` moves from the last one
+                ctx.cwd = os.path.normpath(os.path.join(ctx.cwd, to.text)) if ctx.cwd \
+                    else to.text
             _set_pwd(state, to.text if to.resolved else None, script, cmd.line)
             continue
         _command(script, cmd.line, list(cmd.words), state, ctx, steps)
@@ -764,4 +765,21 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
     env = state.env()
     return Step(ctx.batch, script, line, chain, tuple(argv), entry, is_module,
                 tuple(word_of(a, state) for a in args), env, ctx.scripts, **_counts(counts),
-                container=container, cwd=ctx.cwd, notes=list(state.notes))
+                container=container, cwd=_chdir(chain, ctx.cwd), notes=list(state.notes))
+
+
+def _chdir(chain: tuple, cwd: Optional[str]) -> Optional[str]:
+    """The step's working directory: the shell's, changed by srun's -D/--chdir (a
+    relative one from the shell's)."""
+    for launcher in chain:
+        if launcher.kind != "srun":
+            continue
+        argv = launcher.argv
+        for i, w in enumerate(argv):
+            d = argv[i + 1] if w in ("-D", "--chdir") and i + 1 < len(argv) else \
+                w[len("--chdir="):] if w.startswith("--chdir=") else \
+                w[2:] if w.startswith("-D") and len(w) > 2 else None
+            if d is not None:
+                cwd = os.path.normpath(os.path.join(cwd, d)) if cwd and "$" not in d else \
+                    None if "$" in d else d
+    return cwd
