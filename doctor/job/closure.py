@@ -168,13 +168,7 @@ def _targets(job: Any, found: list) -> tuple:
     this is); those of the repo's other configs, when the job loads none the doctor
     can see (else []): a class there runs only if the job loads that config)."""
     def find() -> tuple:
-        from doctor.job.stepconfigs import step_configs   # (reads the job's entries)
-
-        loaded: list = []
-        for script in job.scripts:
-            sc = step_configs(job, script)
-            loaded += [Path(p) for p, _, _ in sc.needed] + [p for ps in sc.replaces for p in ps]
-        loaded += _named_configs(job, found)
+        loaded = job.configs_loaded() + _named_configs(job, found)
         other = [] if loaded else [cfg.path for cfg in job.config_files]
         return _read_targets(job, loaded), _read_targets(job, other)
     return job.memo(("config_targets", tuple((str(p), s.line, s.script.rel if s.script

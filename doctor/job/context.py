@@ -141,6 +141,18 @@ class Job:
 
         return self.memo("configs", lambda: effective_configs(self, self.config_files))
 
+    def configs_loaded(self) -> list:
+        """[Path] of the config files the job scripts' training steps read (named on
+        their command lines, or composed by Hydra), as doctor/job/stepconfigs.py finds
+        them; [] when none is known."""
+        from doctor.job.stepconfigs import step_configs
+
+        out: list = []
+        for script in self.scripts:
+            sc = step_configs(self, script)
+            out += [Path(p) for p, _, _ in sc.needed] + [p for ps in sc.replaces for p in ps]
+        return out
+
     @property
     def configs_read(self) -> list:
         """The report's `inputs.configs`: `configs` when a check read them, else the config
