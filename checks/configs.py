@@ -8,28 +8,31 @@ from typing import Iterator
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
-from doctor.job.stepconfigs import step_configs
+from doctor.job.stepconfigs import missing_of, step_configs
 
 
 @check("config-not-found", title="The job names a config file that does not exist",
        severity="error", tags=("config", "sbatch"), needs=("sbatch", "configs"), timeout=30)
 def config_not_found(job: Job) -> Iterator[Finding]:
-    """A training step names a config (`--config X`, `-c X`, a positional `*.yaml`,
+    """A step of the job names a config (`--config X`, `-c X`, a positional `*.yaml`,
     Hydra's `--config-name` with `--config-path`, or `@hydra.main` in its entry module)
     that is in none of the places the program would look for it.
 
-    The doctor reads each job script's training step (doctor/job/steps.py) and looks the
-    file up the way the program does: relative to the step's working directory (the
-    submit directory, `--chdir` or `cd`), Hydra's `--config-path` relative to the entry
-    script. A file that an earlier command of the job writes (`cp`, `>`, `tee`, `mv`)
-    is not reported, nor a `--config` value that is not a file name (a preset such as
-    `llama3_debugmodel`). A file the job makes otherwise is a warning that names the
-    producer (doctor/job/made.py): an earlier step of the script that writes into its
-    directory, the job this one waits for (`--dependency`), or a run, when the file is
-    under an output or checkpoint directory that git ignores. A path outside the repo,
-    or a relative one when the job `cd`s outside the repo, is only judged where its
-    directory is visible (not in the CI gate, not on a machine without the cluster's
-    /scratch), and then as a warning.
+    The doctor reads every step of each job script (each one runs; Hydra's configs are
+    read for the training step, doctor/job/steps.py) and looks the file up the way the
+    program does: relative to the step's working directory (the submit directory,
+    `--chdir` or `cd`), Hydra's `--config-path` relative to the entry script. A file
+    that an earlier command of the job writes (the destination of `cp`, `mv`, `install`,
+    `rsync`, a `>` or `tee` target, wget -O; never a source, a comment or text later on
+    the line) is not reported, nor a `--config` value that is not a file name (a preset
+    such as `llama3_debugmodel`). A file the job makes otherwise is a warning that names
+    the producer (doctor/job/made.py): an earlier step of the script that writes into
+    its directory, the job this one waits to succeed (`--dependency=afterok:<id>`,
+    assumed to write it), a repo script outside the job's own code that writes into its
+    directory, or a run, when the file is under an output or checkpoint directory that
+    git ignores. A path outside the repo, or a relative one when the job `cd`s outside
+    the repo, is only judged where its directory is visible (not in the CI gate, not on
+    a machine without the cluster's /scratch), and then as a warning.
 
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
@@ -46,8 +49,13 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     for script in job.scripts:
         sc = step_configs(job, script)
         named += len(sc.configs) + len(sc.missing)
-        step = job.step(script)
-        for written, rel, line in sc.missing:
+        train = job.step(script)
+        # every step runs: a config another step names must exist too
+        missing = [(train, *m) for m in sc.missing] + [
+            (s, *m) for s in job.steps(script) if s is not train and s.is_training
+            for m in missing_of(job, s)]
+        named += len(missing) - len(sc.missing)
+        for step, written, rel, line in missing:
             if not written.endswith(CONFIG_SUFFIXES) or script_writes(step, written):
                 continue   # `--config llama3_debugmodel` names a preset, not a file
             outside = os.path.isabs(written) and not written.startswith(str(job.repo)) \

@@ -256,7 +256,7 @@ def _made_by_job(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) ->
         return made
     script = next((s for s in job.scripts if s.rel == ctx.script), None)
     step = job.step(script)
-    made = script_writes(step, cand.written) or ""
+    made = script_writes(step, cand.written, dirs=True) or ""
     if made:
         return made
     for s in step.scripts:
@@ -312,6 +312,15 @@ def _code_makes_dir(code: CodeLoads, cand: Cand) -> str:
     `out = Path(cfg["features_dir"]); out.mkdir(parents=True)`): the call names the
     config key of the candidate, or the same constant path; "" when none does."""
     key = _config_key(cand)
+    # `cfg["eval"]["stats_file"]` is not data.stats_file: the key right under another
+    # section of this config; a flattened reading (`args.model_dir` for TRAIN.model_dir,
+    # yacs) names no section and still counts
+    m = re.match(r"config key (\S+) in ", cand.source)
+    names = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(1)) if m else []
+    parent = names[-2] if len(names) > 1 else None
+    sections = _sections(cand.root)
+    named = rf"(?:([A-Za-z_][A-Za-z0-9_]*)['\"\]\[.]*)?(?<![A-Za-z0-9_]){re.escape(key)}" \
+        r"(?![A-Za-z0-9_])" if key else ""
     for call, fn, rel in code.calls:
         if _dotted(call.func) in MKDIRS:
             arg: Optional[ast.AST] = call.args[0] if call.args else None
@@ -327,13 +336,33 @@ def _code_makes_dir(code: CodeLoads, cand: Cand) -> str:
             if bound.get(arg.id) is not None:
                 exprs.append(bound[arg.id])
         for e in exprs:
+            if any(isinstance(n, ast.Call) and _dotted(n.func).endswith("dirname") or
+                   isinstance(n, ast.Attribute) and n.attr == "parent" for n in ast.walk(e)):
+                continue   # makes the directory above it, not the path itself
             text = ast.unparse(e)
             consts = [n.value for n in ast.walk(e) if isinstance(n, ast.Constant)
                       and isinstance(n.value, str)]
-            if (key and re.search(rf"(?<![A-Za-z0-9_]){re.escape(key)}(?![A-Za-z0-9_])", text)) \
+            if (key and any(h.group(1) not in sections or h.group(1) == parent
+                            for h in re.finditer(named, text))) \
                     or os.path.normpath(cand.written) in {os.path.normpath(c) for c in consts if c}:
                 return f"the code creates it ({rel}:{call.lineno}: `{text[:60]}`)"
     return ""
+
+
+def _sections(root: Any) -> set:
+    """The names of a config's sections (keys whose value is a mapping), at any depth."""
+    out: set = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if isinstance(v, dict):
+                    out.add(str(k))
+                    todo.append(v)
+        elif isinstance(node, list):
+            todo += node
+    return out
 
 
 def _finding(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) -> Finding:

@@ -182,3 +182,98 @@ def test_a_file_name_the_code_joins_under_another_directory_is_not_judged_here(t
         'os.path.join(cfg["run_root"], cfg["ckpt_file"])', 'cfg["ckpt_file"]'))
     r = _run(repo, "prerequisite-missing", "--config", str(repo / "conf/train.yaml"))
     assert [f["data"]["path"] for f in r["findings"]] == ["model.pt"], r
+
+
+# ---- a producer writes that path (review of issue 26) ------------------------------------
+TYPO = "srun python finetune.py --config configs/trian.yaml"
+NOT_WRITERS = {
+    # mkdir makes a directory, and `logs` is not the config's
+    "mkdir_earlier_on_the_line": _sbatch("mkdir -p logs && " + TYPO),
+    # cp writes into $TMPDIR/, not configs/
+    "cp_to_another_directory": _sbatch("cp data.tar $TMPDIR/ && " + TYPO),
+    # a comment runs nothing
+    "comment": _sbatch("# pip install -r requirements.txt, see configs/trian.yaml", TYPO),
+    # the config is cp's source, and after the step
+    "source_after_the_step": _sbatch(TYPO, "cp configs/trian.yaml $HOME/done/"),
+    # singleton serialises same-named jobs; afterany waits for a job that may have failed
+    "singleton": _sbatch(TYPO, head="#SBATCH --dependency=singleton\n"),
+    "afterany": _sbatch(TYPO, head="#SBATCH --dependency=afterany:1234\n"),
+    # every step runs: a typo in the first is an error though a later step is longer
+    "a_step_that_is_not_the_training_one": _sbatch(
+        TYPO, "srun python finetune.py --config configs/train.yaml --eval-only --split test"),
+}
+# the job's own entry saves files and names configs/: it runs in the job, not before it
+ENTRY_SAVES = ('import argparse\nimport torch\np = argparse.ArgumentParser()\n'
+               'p.add_argument("--config", default="configs/train.yaml")\n'
+               'torch.save({}, "configs/" + "last.pt")\n')
+
+
+@pytest.mark.parametrize("case", sorted(NOT_WRITERS) + ["entry_saves"])
+def test_a_typo_no_command_writes_is_an_error(tmp_path, case):
+    script = NOT_WRITERS.get(case) or _sbatch(TYPO)
+    repo = _repo(tmp_path / "repo", {"finetune.py": ENTRY_SAVES if case == "entry_saves"
+                                     else FINETUNE, "configs/train.yaml": "lr: 1\n",
+                                     "job.sbatch": script})
+    r = _run(repo, "config-not-found")
+    [f] = r["findings"]
+    assert (r["status"], f["severity"], r["exit"]) == ("fail", "error", 1), r
+    assert f["data"]["producer"] is None and f["data"]["config"] == "configs/trian.yaml"
+    assert f["location"]["line"] == script.splitlines().index(
+        next(ln for ln in script.splitlines() if ln.endswith(TYPO))) + 1
+
+
+@pytest.mark.parametrize("line", ["cp configs/train.yaml configs/trian.yaml",
+                                  "cp configs/train.yaml /tmp/x && cp /tmp/x configs/trian.yaml",
+                                  "install -m 644 configs/train.yaml configs/trian.yaml",
+                                  "echo 'lr: 1' > configs/trian.yaml"])
+def test_a_command_that_writes_the_config_before_the_step_is_no_finding(tmp_path, line):
+    repo = _repo(tmp_path / "repo", {"finetune.py": FINETUNE, "configs/train.yaml": "lr: 1\n",
+                                     "job.sbatch": _sbatch(line, TYPO)})
+    r = _run(repo, "config-not-found")
+    assert r["findings"] == [], r
+
+
+def test_an_afterok_dependency_is_an_assumed_producer(tmp_path):
+    repo = _repo(tmp_path / "repo", {"finetune.py": FINETUNE, "configs/train.yaml": "lr: 1\n",
+                                     "job.sbatch": _sbatch(
+                                         TYPO, head="#SBATCH --dependency=afterok:1234\n")})
+    [f] = _run(repo, "config-not-found")["findings"]
+    assert f["severity"] == "warning" and "assumed" in f["message"], f
+
+
+STATS = """\
+    import argparse
+    import os
+    import pickle
+    import yaml
+
+
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--config")
+        cfg = yaml.safe_load(open(p.parse_args().config))
+        with open(cfg["data"]["stats_file"], "rb") as f:
+            stats = pickle.load(f)
+        {}
+        print(stats)
+
+
+    if __name__ == "__main__":
+        main()
+    """
+
+
+@pytest.mark.parametrize("other", [
+    # the same key name in another section, and a dirname is not the file
+    'os.makedirs(os.path.dirname(cfg["eval"]["stats_file"]), exist_ok=True)',
+    # writes another file; "data" is a dict key, not a path it writes into
+    'pickle.dump(stats, open("out.pkl", "wb"))'])
+def test_a_file_the_code_does_not_write_is_still_a_warning(tmp_path, other):
+    repo = _repo(tmp_path / "repo", {
+        "train.py": STATS.replace("{}", other), "data/train.npz": "x",
+        "configs/train.yaml": "data:\n  train_path: data/train.npz\n  stats_file: "
+                              "data/stats.pkl\neval:\n  stats_file: results/stats.pkl\n",
+        "job.sbatch": _sbatch("srun python train.py --config configs/train.yaml")})
+    r = _run(repo, "prerequisite-missing", "--config", str(repo / "configs/train.yaml"))
+    assert [(f["data"]["path"], f["severity"]) for f in r["findings"]] == [
+        ("data/stats.pkl", "warning")], r

@@ -104,6 +104,22 @@ def _read(job: Any, script: Any) -> StepConfigs:
     return out
 
 
+def missing_of(job: Any, step: Any) -> list:
+    """(written path, script rel, line) of each `--config` file a step other than the
+    training one names on its command line and the doctor finds nowhere: every step of
+    the script runs, so each one's configs must exist (Hydra targets: the training
+    step's, read by `_read`)."""
+    if not step.is_training:
+        return []
+    parsed = parse_overrides(list(step.args))
+    cwd = Path(step.cwd) if step.cwd and Path(step.cwd).is_absolute() else job.repo
+    entry = job.entry_file(step)
+    if _hydra_target(job, parsed, entry, cwd) is not None:
+        return []
+    return [(a.path, step.script.rel, step.line) for a in parsed.configs
+            if not isinstance(a.path, Unknown) and _find(job, a.path, cwd, entry) is None]
+
+
 def _hydra_target(job: Any, parsed: ParsedArgs, entry: Optional[Path],
                   cwd: Path) -> Optional[tuple]:
     """(config dir, config name) from -cn/-cp/-cd, else the entry's @hydra.main."""
