@@ -13,7 +13,7 @@ from doctor.job.context import Job
 from doctor.job import flow
 from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
-                              same_on_every_rank)
+                              same_on_every_rank, value_on_rank)
 from doctor.job.sources import dotted, raw_texts, source_path, tree_of, trees_mentioning
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
@@ -391,7 +391,7 @@ class Scan:
                     continue    # exactly the group's members call it: what it needs
                 unknown = (f"it runs on group `{h.group}`, whose members the doctor does "
                            "not know: only a member that skips it makes the others wait",) \
-                    if h.group is not None else ()
+                    if h.group is not None and not _splits(st.test, fn, h.group) else ()
                 self.add("rank-branch", [h], ctx, st.lineno,
                          f"runs only on the ranks where `{test}` is "
                          f"{'true' if branch is st.body else 'false'}, and the other ranks "
@@ -413,23 +413,28 @@ class Scan:
                      unknown=() if skipped else (
                          "the `try` calls no collective the doctor sees (one level of repo "
                          "calls), so a rank that raised may still meet its peers here",))
-        swallow = [h for h in handlers if not _raises(h.body) and not _end_of_data(h)
-                   and self.repo.flow.block_end(self.mod, cls, h.body, 1) is None]
-        if not swallow or not (after and self.repo.hits(self.mod, cls, after) or any(
-                self.repo.hits(self.mod, cls, h.body) for h in swallow)):
+        caught = [h for h in handlers if not _raises(h.body) and not _end_of_data(h)]
+        # A handler that never returns (sys.exit, a NoReturn helper) keeps the rank out of
+        # what follows the `try`, but the collectives it calls before that still run on
+        # the failing rank alone (hits stops at the call that never returns).
+        swallow = [h for h in caught
+                   if self.repo.flow.block_end(self.mod, cls, h.body, 1) is None]
+        if not (swallow and after and self.repo.hits(self.mod, cls, after) or any(
+                self.repo.hits(self.mod, cls, h.body) for h in caught)):
             return
         if Uniform(self.repo.flow, self.mod, cls, fn).block(body):
             return   # what the `try` computes is the same on every rank: so is its failure
         unknown = tuple(
             f"`except {ast.unparse(h.type)}` catches an error of the program's own logic, "
             "raised on every rank alike when what the `try` reads is the same on every rank "
-            "(the doctor cannot tell here)" for h in swallow[:1] if logic_only(h))
-        for h in swallow:
+            "(the doctor cannot tell here)" for h in caught[:1] if logic_only(h)
+            and not _reads_batch(body, st, fn, self.mod))
+        for h in caught:
             self.add("except", self.repo.hits(self.mod, cls, h.body), "except:", h.lineno,
                      "runs in an `except` handler that does not re-raise: only the rank "
                      "that failed synchronises, while its peers are elsewhere",
                      unknown=unknown)
-        if not after:
+        if not after or not swallow:
             return
         h = swallow[0]
         if h.body and isinstance(h.body[-1], (ast.Continue, ast.Break, ast.Return)):
@@ -464,6 +469,57 @@ def _members(test: ast.AST, fn: ast.AST) -> Optional[str]:
             if arg is not None and ast.unparse(arg) == text:
                 return ast.unparse(n.targets[0])
     return None
+
+
+def _reads_batch(body: list, st: ast.stmt, fn: ast.AST, mod: Module) -> bool:
+    """The `try` reads a batch of a loop around it that iterates a data loader (a
+    `*Loader(...)`, or anything given a `sampler=`; also through a name bound to one,
+    `enumerate()`, `tqdm()`, `iter()`): each rank's own data, so a logic error
+    (a missing key) may be one rank's alone."""
+    read = {n.id for b in body for n in ast.walk(b) if isinstance(n, ast.Name)}
+    bound: dict = {}
+    for scope in (mod.tree.body, list(ast.walk(fn))):
+        for n in scope:
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
+                    isinstance(n.targets[0], ast.Name):
+                bound.setdefault(n.targets[0].id, []).append(n.value)
+
+    def loader(e: ast.AST, hops: int = 2) -> bool:
+        if isinstance(e, ast.Name) and hops and len(bound.get(e.id, [])) == 1:
+            return loader(bound[e.id][0], hops - 1)
+        if not isinstance(e, ast.Call):
+            return False
+        name = dotted(e.func).rsplit(".", 1)[-1]
+        if name in ("enumerate", "tqdm", "iter") and e.args:
+            return loader(e.args[0], hops)
+        return name.endswith("Loader") or any(k.arg == "sampler" for k in e.keywords)
+    return any(isinstance(loop, (ast.For, ast.AsyncFor)) and
+               loop.lineno < st.lineno <= (loop.end_lineno or 0) and
+               read & {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+               and loader(loop.iter) for loop in ast.walk(fn))
+
+
+def _splits(test: ast.AST, fn: ast.AST, group: str) -> bool:
+    """The test is true on some members of the group and false on others: the group is
+    built in the function from a literal list (`g = new_group([0, 1])`, or from `ranks`
+    bound to one), and the test's value on each member is known (`rank in ranks and
+    rank == 1`)."""
+    literals: dict = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1:
+            literals.setdefault(ast.unparse(n.targets[0]), []).append(n.value)
+    built = [v for v in literals.get(group, []) if isinstance(v, ast.Call) and
+             dotted(v.func).endswith("new_group")]
+    arg = (built[0].args[0] if built[0].args else next(
+        (k.value for k in built[0].keywords if k.arg == "ranks"), None)) \
+        if len(built) == 1 else None
+    if isinstance(arg, ast.Name) and len(literals.get(arg.id, [])) == 1:
+        arg = literals[arg.id][0]
+    members = value_on_rank(arg, 0) if isinstance(arg, (ast.List, ast.Tuple)) else None
+    if not isinstance(members, list):
+        return False
+    seen = {value_on_rank(test, r) for r in members}
+    return seen == {True, False}
 
 
 def _nested_defs(stmts: list) -> Iterator[ast.stmt]:

@@ -36,6 +36,7 @@ import torch
 import torch.distributed as dist
 
 _GROUP = None   # a parallel group, set by an initialisation every rank runs
+{top}
 
 
 def get_group():
@@ -92,7 +93,18 @@ if __name__ == "__main__":
     main()
 '''
 
-# name: (body of step(), the doctor flags it as an error, it ends on its own)
+# Module-level code of a case (the third item of its entry): a script's globals.
+SHARD = """
+
+class Shard(torch.utils.data.IterableDataset):
+    def __iter__(self):   # each rank's own batches: rank 1's lack the key
+        yield [{"input_ids": torch.ones(1)}, {"labels": torch.ones(1)}][dist.get_rank()]
+
+
+loader = torch.utils.data.DataLoader(Shard(), batch_size=None)
+"""
+
+# name: (body of step(), the doctor flags it as an error[, module-level code])
 CASES = {
     "group_members": ("""\
     ranks = [0]
@@ -156,6 +168,33 @@ CASES = {
     dist.all_reduce(t)""", False),
     "callee_guard": ("""\
     Trainer().step(rank, t)""", False),
+    "handler_collective_then_exit": ("""\
+    try:
+        warmup(rank)
+    except RuntimeError as e:
+        print(e)
+        dist.barrier()
+        sys.exit(1)
+    dist.all_reduce(t)""", True),
+    "member_and_rank": ("""\
+    g = dist.new_group([0, 1])
+    if dist.get_rank() in dist.get_process_group_ranks(g) and dist.get_rank() == 0:
+        dist.all_reduce(t, group=g)""", True),
+    "members_and_rank": ("""\
+    ranks = [0, 1]
+    g = dist.new_group(ranks)
+    if rank in ranks and rank == 1:
+        dist.all_reduce(t, group=g)""", True),
+    "rank_arithmetic": ("""\
+    if dist.get_rank() - 1 >= 0:
+        dist.all_reduce(t)""", True),
+    "global_loader": ("""\
+    for batch in loader:
+        try:
+            x = batch["input_ids"]
+        except KeyError:
+            continue
+        dist.all_reduce(x)""", True, SHARD),
     "handler_swallows": ("""\
     try:
         warmup(rank)
@@ -198,11 +237,11 @@ def run_ranks(script: Path) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_doctor_agrees_with_the_real_run(case, tmp_path):
-    body, flagged = CASES[case]
+    body, flagged, *top = CASES[case]
     repo = tmp_path / "repo"
     repo.mkdir()
     script = repo / "train.py"
-    script.write_text(PROGRAM.format(body=body, timeout=GLOO_TIMEOUT_S))
+    script.write_text(PROGRAM.format(body=body, timeout=GLOO_TIMEOUT_S, top="".join(top)))
     (repo / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
                                        "srun python train.py\n")
     subprocess.run(["git", "init", "-q", str(repo)], check=True)

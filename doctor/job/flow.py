@@ -626,21 +626,56 @@ def _literal_pool(fn: ast.AST, name: str) -> Optional[list]:
 
 
 def _uniform_globals(mod: Module) -> set:
-    """The module's globals that no assignment sets from a rank (top level, or a
-    function's `global` statement)."""
+    """The module's globals (top level, or a function's `global` statement) that every
+    assignment sets to a plainly uniform value: constants, literals, configuration,
+    pure builtins of these and of other such globals (a fixed point). A library call's
+    result (`DataLoader(ds, sampler=DistributedSampler(ds))`), a loop's target or a
+    rank is per-rank data."""
     cached = getattr(mod, "_uniform_globals", None)
     if cached is not None:
         return cached
-    from doctor.job.ranks import _rank_expr
     declared = {n for st in ast.walk(mod.tree) if isinstance(st, ast.Global) for n in st.names}
-    names = {t.id for st in mod.tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
-             for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
-             if isinstance(t, ast.Name)} | declared
-    bad = set()
+    good = {t.id for st in mod.tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+            for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+            if isinstance(t, ast.Name)} | declared
+    sets = []        # (the names a statement binds, the value it binds them to or None)
     for st in ast.walk(mod.tree):
-        if isinstance(st, ast.Assign) and st.value is not None and any(
-                _rank_expr(x) for x in ast.walk(st.value) if isinstance(x, ast.expr)):
-            bad |= {t.id for t in st.targets if isinstance(t, ast.Name)}
-    out = names - bad
-    mod._uniform_globals = out  # type: ignore[attr-defined]
-    return out
+        if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            ts = st.targets if isinstance(st, ast.Assign) else [st.target]
+            sets.append(({x.id for t in ts for x in ast.walk(t) if isinstance(x, ast.Name)},
+                         st.value if isinstance(st, ast.AugAssign) or st.value else None))
+        elif isinstance(st, (ast.For, ast.AsyncFor)):   # each rank's own items, as a rule
+            sets.append(({x.id for x in ast.walk(st.target) if isinstance(x, ast.Name)}, None))
+    sets = [(names & good, value) for names, value in sets if names & good]
+    changed = True
+    while changed:
+        changed = False
+        for names, value in sets:
+            if names & good and (value is None or not _plain_uniform(value, good, mod)):
+                good -= names
+                changed = True
+    mod._uniform_globals = good  # type: ignore[attr-defined]
+    return good
+
+
+def _plain_uniform(expr: ast.AST, good: set, mod: Module) -> bool:
+    """Every rank computes the same value: built from constants, literals, `good`
+    globals, configuration, imported names and pure builtin calls, no rank."""
+    from doctor.job.ranks import _RANK, _rank_expr
+    skip: set = set()
+    for node in ast.walk(expr):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.expr) and _rank_expr(node):
+            return False
+        if isinstance(node, ast.Call):
+            if mod.qualified(node.func) not in PURE:
+                return False
+            skip |= {id(x) for x in ast.walk(node.func)}
+        elif isinstance(node, ast.Attribute) and _config(dotted(node)):
+            skip |= {id(x) for x in ast.walk(node)}
+        elif isinstance(node, ast.Name) and (_RANK.match(node.id) or not (
+                node.id in good or node.id in CONFIG_ROOTS or node.id in PURE or
+                node.id in ("None", "True", "False") or node.id in mod.imports)):
+            return False
+    return True

@@ -116,7 +116,9 @@ def constant_on_every_rank(test: ast.AST):
     if isinstance(left, ast.Call) and dotted(left.func).endswith("get_rank") and \
             _group_arg(left) is not None:
         return None     # get_rank(group) is -1 outside the group: see membership
-    if _rank_expr(left) and not _WORLD.match(last_name(left)):
+    # Only the rank itself: arithmetic moves its range (`rank - 1 >= 0` is false on 0).
+    if _rank_expr(left) and not isinstance(left, ast.BinOp) and \
+            not _WORLD.match(last_name(left)):
         if c is not None and type(op) in _ALL_RANKS:
             return _ALL_RANKS[type(op)](c)
         if _WORLD.match(last_name(right)):   # rank < world_size
@@ -151,11 +153,19 @@ def membership(test: ast.AST):
     """What a test says about group membership: ("group", G) for `get_rank() in
     get_process_group_ranks(G)` and `get_rank(G) >= 0` (torch gives -1 outside G), or
     ("ranks", R) for `rank in R`, where R is a list of ranks (a group built from it with
-    new_group(R) has exactly those members); an `and` whose one part says so narrows it.
+    new_group(R) has exactly those members); also an `and` of one such part with parts
+    that are the same on every rank (`get_world_size(g) > 1`). Not one with another
+    rank-dependent part: `rank in R and rank == 0` passes only some of R's members.
     None otherwise."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         found = [m for v in test.values if (m := membership(v)) is not None]
-        return found[0] if found else None
+        rest = [v for v in test.values if membership(v) is None]
+        if len(found) != 1 or any(rank_conditional(v) or (
+                constant_on_every_rank(v) is None and not same_on_every_rank(v) and
+                any(_rank_expr(x) for x in ast.walk(v) if isinstance(x, ast.expr)))
+                for v in rest):
+            return None
+        return found[0]
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
@@ -170,4 +180,58 @@ def membership(test: ast.AST):
         if c is not None and ((isinstance(op, ast.GtE) and c == 0) or
                               (isinstance(op, (ast.NotEq, ast.Gt)) and c == -1)):
             return ("group", ast.unparse(g))
+    return None
+
+
+_OPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
+        ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
+        ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+        ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+        ast.Mult: lambda a, b: a * b, ast.Mod: lambda a, b: a % b if b else None,
+        ast.FloorDiv: lambda a, b: a // b if b else None}
+
+
+def value_on_rank(test: ast.AST, rank: int, member: bool = True):
+    """The test's value on that rank (read, never run): the rank is `rank`, a
+    membership part (see membership) is `member`, numbers are literal. None when any
+    other value takes part."""
+    if membership(test) is not None and not isinstance(test, ast.BoolOp):
+        return member
+    if isinstance(test, ast.BoolOp):
+        values = [value_on_rank(v, rank, member) for v in test.values]
+        if None in values:
+            return None
+        return all(values) if isinstance(test.op, ast.And) else any(values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = value_on_rank(test.operand, rank, member)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare):
+        left = value_on_rank(test.left, rank, member)
+        for op, right in zip(test.ops, test.comparators):
+            r = value_on_rank(right, rank, member)
+            f = _OPS.get(type(op))
+            if left is None or r is None or f is None:
+                return None
+            try:
+                if not f(left, r):
+                    return False
+            except TypeError:
+                return None
+            left = r
+        return True
+    if isinstance(test, ast.BinOp):
+        a, b = value_on_rank(test.left, rank, member), value_on_rank(test.right, rank, member)
+        f = _OPS.get(type(test.op))
+        return None if a is None or b is None or f is None else f(a, b)
+    if isinstance(test, (ast.List, ast.Tuple, ast.Set)):
+        items = [_number(e) for e in test.elts]
+        return None if None in items else items
+    if _number(test) is not None:
+        return _number(test)
+    name = last_name(test)     # the global rank only: a local rank is another number
+    if _rank_expr(test) and not isinstance(test, ast.Call) and \
+            not re.search("local|node", name, re.I) or isinstance(test, ast.Call) and \
+            dotted(test.func).endswith("get_rank") and _group_arg(test) is None:
+        return rank
     return None
