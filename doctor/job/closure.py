@@ -290,7 +290,8 @@ def _path_value(node: ast.AST, entry: Path, cwd: Path) -> Optional[str]:
 def _dynamic_why(job: Any, rel: str) -> str:
     """Why a file reached through a dynamic import is the job's only maybe."""
     dynamics = job.memo("dynamic_imports", dict)
-    importer, line, pkg = dynamics.get(rel) or next(iter(dynamics.values()))
+    # (a module the dynamic one imports: the first dynamic import stands for the link)
+    importer, line, pkg = dynamics.get(rel) or next(iter(dynamics.values()), ("?", 0, "?"))
     return (f"the job runs this file only if the module name that {importer}:{line} "
             f"imports (`{pkg}.` and a variable) names it, which the doctor cannot see")
 
