@@ -606,22 +606,28 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
 
     - a collective on `group=G` under a test that exactly G's members pass
       (`get_rank() in get_process_group_ranks(G)`, `get_rank(G) >= 0`, `rank in
-      ranks` with `G = new_group(ranks)`): the group's members are who must call it;
-      a group whose members the doctor cannot match to the test is a warning;
+      ranks` with `G = new_group(ranks)`, also `and` a test that is the same on every
+      rank): the group's members are who must call it; a group whose members the
+      doctor cannot match to the test is a warning, and a test that passes some of a
+      literal group's members only (`rank in ranks and rank == 1`) an error;
     - a test with the same value on every rank (`rank >= 0`, `rank < world_size`,
-      `get_world_size() > 0`): no branch at all;
+      `get_world_size() > 0`; not arithmetic on the rank: `rank - 1 >= 0` is false on
+      rank 0): no branch at all;
     - a handler that never returns: it raises or exits (`raise`, `sys.exit`,
       `os._exit`, `pytest.skip`/`fail`/`exit`, a `-> NoReturn` function, a repo
-      function whose every path raises or exits), so nothing is swallowed;
+      function whose every path raises or exits), so nothing is swallowed; a
+      collective the handler calls before that still runs on the failing rank alone;
     - an exception that is the same on every rank: the `try` reads only state every
-      rank holds alike (constants, the module's globals that no assignment sets from
-      a rank, such as a parallel group that a collective initialisation sets,
+      rank holds alike (constants, the module's globals that every assignment sets to
+      a constant, a literal or configuration through pure builtins (not a library
+      call's result such as a `DataLoader`, nor a loop's target),
       configuration such as `args.x`/`self.config.x`, and locals computed from these,
       through pure builtins and one level of repo functions, also one taken from a
       literal dict or list of them). Deterministic code on identical state raises on
       every rank or on none. A rank, a file read, a tensor's value or a library call
       can differ between ranks: where the handler catches only logic errors
-      (AssertionError, KeyError, ...) that is a warning, otherwise an error;
+      (AssertionError, KeyError, ...) that is a warning, otherwise an error, and an
+      error too where the `try` reads a batch of a data loader the loop iterates;
     - a callee's branch that its caller's guard rules out (the callee's `if self.x:`
       reached only from the caller's `else` of `if self.x:`);
     - a `finally:` whose `try` reaches no collective: every rank meets there (a
