@@ -478,11 +478,10 @@ def _reads_batch(body: list, st: ast.stmt, fn: ast.AST, mod: Module) -> bool:
     (a missing key) may be one rank's alone."""
     read = {n.id for b in body for n in ast.walk(b) if isinstance(n, ast.Name)}
     bound: dict = {}
-    for scope in (mod.tree.body, list(ast.walk(fn))):
-        for n in scope:
-            if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
-                    isinstance(n.targets[0], ast.Name):
-                bound.setdefault(n.targets[0].id, []).append(n.value)
+    for n in {id(n): n for n in [*mod.tree.body, *ast.walk(fn)]}.values():  # fn: a module too
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Name):
+            bound.setdefault(n.targets[0].id, []).append(n.value)
 
     def loader(e: ast.AST, hops: int = 2) -> bool:
         if isinstance(e, ast.Name) and hops and len(bound.get(e.id, [])) == 1:

@@ -255,3 +255,44 @@ def test_the_doctor_agrees_with_the_real_run(case, tmp_path):
     assert flagged or res["findings"] == [], res["findings"]   # not even a warning
     # the oracle: what the doctor calls an error really hangs, what it passes ends
     assert run_ranks(script) == (not flagged), case
+
+
+# A script with no functions: its loader and loop are module globals (review: a global
+# bound to a DataLoader counted as the same on every rank).
+SCRIPT = f'''\
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("gloo", timeout=timedelta(seconds={GLOO_TIMEOUT_S}))
+{SHARD}
+for batch in loader:
+    try:
+        x = batch["input_ids"]
+    except KeyError:
+        continue
+    dist.all_reduce(x)
+store = dist.distributed_c10d._get_default_store()
+store.set(f"done{{dist.get_rank()}}", "1")
+store.wait([f"done{{1 - dist.get_rank()}}"])
+dist.destroy_process_group()
+'''
+
+
+@pytest.mark.slow
+def test_a_top_level_loader_is_each_ranks_own_data(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    script = repo / "train.py"
+    script.write_text(SCRIPT)
+    (repo / "train.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                       "srun python train.py\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    _, doc = run_json("--repo", str(repo), "--static", "--only", "collective-on-error-path")
+    res = result_of(doc, "collective-on-error-path")
+    errors = [f for f in res["findings"] if f["severity"] == "error"]
+    assert [f["location"]["line"] for f in errors] == [
+        SCRIPT.splitlines().index("    dist.all_reduce(x)") + 1], res["findings"]
+    assert not run_ranks(script)   # the oracle: rank 0 waits in its all_reduce
