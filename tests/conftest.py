@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,21 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 SCHEMA = json.loads((ROOT / "docs" / "report-schema.json").read_text())
+
+
+def git_repo(root: Path, files: dict, *, dedent: bool = False, commit: bool = True) -> Path:
+    """`files` (repo path → text; `dedent`: as written in an indented test) in a real git
+    repo at `root`: added, and committed unless `commit` is False. Returns `root`."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text) if dedent else text)
+    steps = [["init", "-q"], ["add", "-A"]]
+    if commit:
+        steps.append(["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"])
+    for argv in steps:
+        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True)
+    return root
 
 
 def validate_report(doc: dict) -> dict:

@@ -6,25 +6,18 @@ most a warning naming that producer; a directory the code creates (`os.makedirs`
 same paths with no producer stay findings, so the tests cannot pass by silence."""
 from __future__ import annotations
 
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import result_of, run_json
+from conftest import git_repo, result_of, run_json
 
 FINETUNE = "import sys\nprint(sys.argv)\n"
 
 
 def _repo(root: Path, files: dict) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    return root
+    return git_repo(root, files, dedent=True, commit=False)
 
 
 def _run(repo: Path, check: str, *args: str) -> dict:

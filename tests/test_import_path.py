@@ -9,20 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import result_of, run_json
+from conftest import git_repo, result_of, run_json
 
 CHECK = "package-not-importable"
 JOB = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n{}\n"
 
-
-def _repo(root: Path, files: dict) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    for argv in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
-        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True)
-    return root
 
 
 def _result(repo: Path, check: str = CHECK) -> tuple:
@@ -33,7 +24,7 @@ def _result(repo: Path, check: str = CHECK) -> tuple:
 def _with_pkg(root: Path, files: dict) -> Path:
     """A repo whose package `mypkg` sits at the root, which `python exp/train.py` does
     not put on the path (its sys.path[0] is exp/)."""
-    return _repo(root, {"mypkg/__init__.py": "", **files})
+    return git_repo(root, {"mypkg/__init__.py": "", **files})
 
 
 def test_an_unimported_package_is_not_looked_up(tmp_path):
@@ -97,7 +88,8 @@ def test_apptainer_pwd_is_the_working_directory(tmp_path):
 def test_the_activated_venvs_editable_install_is_seen(tmp_path):
     """The job activates a venv (outside the repo) with the repo installed editable (a
     .pth path line to src/): the venv is where its Python finds mypkg."""
-    repo = _repo(tmp_path / "repo", {"src/mypkg/__init__.py": "", "exp/train.py": "import mypkg\n"})
+    repo = git_repo(tmp_path / "repo", {"src/mypkg/__init__.py": "",
+                                        "exp/train.py": "import mypkg\n"})
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python*/site-packages"))
@@ -134,7 +126,7 @@ def test_a_venv_of_a_distro_python_is_read_with_its_dist_packages(tmp_path):
     (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
     (venv / "pyvenv.cfg").write_text(f"home = {distro / 'bin'}\ninclude-system-site-packages"
                                      " = true\nversion = 3.11.2\n")
-    repo = _repo(tmp_path / "repo", {
+    repo = git_repo(tmp_path / "repo", {
         "train.py": "import numfake\nimport numfake_absent\n",
         "job.sbatch": JOB.format(f"source {venv}/bin/activate\nsrun python train.py")})
     code, res = _result(repo, "container-deps-missing")

@@ -4,12 +4,11 @@ not every .py file of the repo. A file no step reaches is never an error; a repo
 job script is scanned, tests left out, and warned about at most."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import result_of, run_json
+from conftest import git_repo, result_of, run_json
 
 # A rank whose file fails to load `continue`s past the all_reduce its peers wait in
 # (fixtures/collective-on-error-path/fail_after_swallow_continue): an error when a job
@@ -39,15 +38,6 @@ BUG_LINE = 18
 JOB = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\nsrun {}\n"
 
 
-def _repo(root: Path, files: dict) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    for argv in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init"]):
-        subprocess.run(["git", *argv], cwd=root, check=True, capture_output=True)
-    return root
-
 
 def _findings(repo: Path, check: str = "collective-on-error-path") -> tuple:
     code, doc = run_json("--static", "--repo", str(repo), "--only", check)
@@ -68,7 +58,7 @@ def _layout(job: bool) -> dict:
 def test_a_job_script_judges_what_its_step_imports_and_nothing_else(tmp_path):
     """a/b.py, imported by the entry, keeps its error; the same code in a file no step
     reaches, and in the tests, is not judged."""
-    code, found = _findings(_repo(tmp_path, _layout(job=True)))
+    code, found = _findings(git_repo(tmp_path, _layout(job=True)))
     assert [(p, n, s) for p, n, s, _ in found] == [("a/b.py", BUG_LINE, "error")], found
     assert code == 1
 
@@ -76,7 +66,7 @@ def test_a_job_script_judges_what_its_step_imports_and_nothing_else(tmp_path):
 def test_without_a_job_script_the_repo_scan_only_warns_and_says_why(tmp_path):
     """No job script ties any file in: each finding is a warning saying so; test files
     are not scanned."""
-    code, found = _findings(_repo(tmp_path, _layout(job=False)))
+    code, found = _findings(git_repo(tmp_path, _layout(job=False)))
     assert [(p, n, s) for p, n, s, _ in found] == [
         ("a/b.py", BUG_LINE, "warning"), ("other/unreached.py", BUG_LINE, "warning")], found
     assert all("no job script ties this file in" in m for *_, m in found), found
@@ -86,7 +76,7 @@ def test_without_a_job_script_the_repo_scan_only_warns_and_says_why(tmp_path):
 def test_a_module_entry_reaches_its_package_through_relative_imports(tmp_path):
     """`python -m pkg.train` runs pkg/__init__.py and pkg/train.py; `from .util import
     run` brings pkg/util.py in."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "pkg/__init__.py": "", "pkg/train.py": "from .util import run\nrun([], None)\n",
         "pkg/util.py": BUG, "pkg/unused.py": BUG,
         "job.sbatch": JOB.format("python -m pkg.train")})
@@ -97,7 +87,7 @@ def test_a_module_entry_reaches_its_package_through_relative_imports(tmp_path):
 def test_a_console_script_of_the_repo_runs_its_module(tmp_path):
     """`srun mytrain`, a [project.scripts] entry of the repo's own pyproject.toml: the
     module it names is the entry."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "pyproject.toml": "[project]\nname = 'x'\nversion = '0'\n"
                           "[project.scripts]\nmytrain = 'pkg.cli:main'\n",
         "pkg/__init__.py": "", "pkg/cli.py": "from pkg.loop import run\n\n\ndef main():\n"
@@ -111,7 +101,7 @@ def test_a_console_script_of_the_repo_runs_its_module(tmp_path):
 def test_an_entrys_sys_path_edit_brings_its_modules_in(tmp_path):
     """tools/run.py appends tools/vendor to sys.path and imports `helper` from there:
     tools/vendor/helper.py is the job's code."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "tools/run.py": "import os\nimport sys\n\nsys.path.append(os.path.join("
                         "os.path.dirname(os.path.abspath(__file__)), 'vendor'))\n"
                         "import helper  # noqa: E402\n\nhelper.run([], None)\n",
@@ -127,7 +117,7 @@ def test_an_entry_behind_an_unread_variable_is_judged_only_as_a_warning(tmp_path
     and a finding there says the link is unknown instead of being an error."""
     files = _layout(job=False)
     files["slurm/train.sbatch"] = JOB.format("python ${CODE_DIR}/train.py")
-    code, found = _findings(_repo(tmp_path, files))
+    code, found = _findings(git_repo(tmp_path, files))
     assert [(p, n, s) for p, n, s, _ in found] == [("a/b.py", BUG_LINE, "warning")], found
     assert "only if the variable in ${CODE_DIR}/train.py" in found[0][3], found
     assert code == 0
@@ -139,7 +129,7 @@ def test_an_entry_behind_an_unread_variable_is_judged_only_as_a_warning(tmp_path
 def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path, config, key, run):
     """`_target_: models.net.Net` in the job's config (Hydra), or `class_path:` in the
     config a step names (LightningCLI): models/net.py runs, though no import names it."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         # (config_name: without one, Hydra loads no config, and config.yaml's class is
         # not shown to run)
         "train.py": "import hydra\n\n\n@hydra.main(config_path='configs', config_name="
@@ -154,7 +144,7 @@ def test_a_class_a_config_instantiates_is_the_jobs_code(tmp_path, config, key, r
 
 def test_the_jobs_pythonpath_brings_its_modules_in(tmp_path):
     """`export PYTHONPATH=lib`: `import helper` in the entry is lib/helper.py."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": "import helper\n\nhelper.run([], None)\n",
         "lib/helper.py": BUG, "lib/spare.py": BUG,
         "job.sbatch": JOB.format("python train.py").replace(
@@ -173,7 +163,7 @@ def test_a_relative_working_directory_is_the_submit_directorys(tmp_path, job):
     """`cd pkg` (or srun's -D/--chdir) with a relative directory: relative to the submit
     directory, the repo root; the step runs pkg/train.py, not the root's train.py (which
     no step reaches, so it is not judged)."""
-    repo = _repo(tmp_path, {"train.py": BUG, "pkg/__init__.py": "", "pkg/train.py": BUG,
+    repo = git_repo(tmp_path, {"train.py": BUG, "pkg/__init__.py": "", "pkg/train.py": BUG,
                             "slurm/train.sbatch": "#!/bin/bash\n#SBATCH --nodes=2\n" + job + "\n"})
     code, found = _findings(repo)
     assert [(p, s) for p, _, s, _ in found] == [("pkg/train.py", "error")], found
@@ -186,7 +176,7 @@ def test_a_dynamic_import_brings_its_package_in_as_a_warning(tmp_path, call):
     """`import_module(f"models.{args.model}")`: the job runs a module of models/, the one
     the variable names, which the doctor cannot know; each is judged, as a warning that
     names the import (a module of another package is not judged)."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": "import argparse\nimport importlib\n\np = argparse.ArgumentParser()\n"
                     f"args = p.parse_args()\nm = {call}\n",
         "models/__init__.py": "", "models/net.py": BUG, "other/unused.py": BUG,
@@ -204,7 +194,7 @@ def test_a_config_the_job_does_not_load_brings_no_code_in(tmp_path, run, expecte
     """`_target_: legacy.trainer.train` in configs/old_experiment.yaml, while the job
     loads configs/new.yaml: legacy/trainer.py is not the job's code. When the doctor
     cannot tell which configs the job loads, it is judged as a warning."""
-    repo = _repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": "import argparse\nimport yaml\n\np = argparse.ArgumentParser()\n"
                     "p.add_argument('--config')\ncfg = yaml.safe_load(open(p.parse_args()"
                     ".config))\n",

@@ -17,13 +17,12 @@ Each case is a small git repo in the form of the unseen repo's own scripts
 """
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import result_of, run_json
+from conftest import git_repo, result_of, run_json
 
 DEPS = "container-deps-missing"
 HIP = "hip-alloc-conf"
@@ -32,17 +31,6 @@ THIS_PATH = f"{Path(sys.executable).parent}:/usr/bin:/bin"
 # SDACD's train.py: a third-party import this Python lacks, and torch
 TRAIN = "import os\nimport torch\nimport tensorboardX_fake_pkg\n"
 
-
-def git_repo(root: Path, files: dict) -> Path:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "PATH": "/usr/bin:/bin"}
-    for cmd in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-qm", "i"]):
-        subprocess.run(cmd, cwd=root, env=env, check=True, capture_output=True)
-    return root
 
 
 def run(repo: Path, check: str, *scripts: str, mode: str = "--no-smoke",

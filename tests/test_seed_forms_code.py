@@ -19,24 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, result_of, run_json, validate_report
+from conftest import git_repo, ROOT, result_of, run_json, validate_report
 
 torch = pytest.importorskip("torch")
 from torch.utils.data import DataLoader  # noqa: E402
 
 SBATCH = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n"
 
-
-def make_repo(root: Path, files: dict) -> Path:
-    for name, text in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
-    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-    return root
 
 
 def run_check(repo: Path, check: str, *extra: str) -> tuple:
@@ -107,7 +96,7 @@ if __name__ == "__main__":
 
 
 def _topoflow(tmp: Path, form: tuple, workers: int) -> Path:
-    return make_repo(tmp, {
+    return git_repo(tmp, {
         "src/__init__.py": "", "src/datamodule.py": DATAMODULE % form, "train.py": TRAIN_YAML,
         "configs/config.yaml": f"train:\n  batch_size: 2\n  num_workers: {workers}\n"
                                "data:\n  prefetch_factor: 2\n",
@@ -173,7 +162,7 @@ if __name__ == "__main__":
 ])
 def test_argparse_default_zero_workers_is_an_error(tmp_path, passed, opts, kwargs, rule):
     assert torch_raises(num_workers=0, **kwargs)
-    repo = make_repo(tmp_path, {"train.py": ARGPARSE % opts,
+    repo = git_repo(tmp_path, {"train.py": ARGPARSE % opts,
                                 "job.sbatch": SBATCH + "srun python train.py\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     assert code == 1 and res["severity"] == "error", res
@@ -186,7 +175,7 @@ def test_the_jobs_command_line_overrides_the_argparse_default(tmp_path):
     assert not torch_raises(num_workers=4, prefetch_factor=4,
                             multiprocessing_context=mp.get_context("spawn"))
     for opts in ("prefetch_factor=4", 'multiprocessing_context=mp.get_context("spawn")'):
-        repo = make_repo(tmp_path / str(len(opts)), {
+        repo = git_repo(tmp_path / str(len(opts)), {
             "train.py": ARGPARSE % opts,
             "job.sbatch": SBATCH + "srun python train.py --num_workers 4\n"})
         code, res, _ = run_check(repo, "dataloader-option-conflict")
@@ -194,7 +183,7 @@ def test_the_jobs_command_line_overrides_the_argparse_default(tmp_path):
 
 
 def test_an_unresolved_command_line_makes_the_default_a_warning_naming_it(tmp_path):
-    repo = make_repo(tmp_path, {"train.py": ARGPARSE % "prefetch_factor=4",
+    repo = git_repo(tmp_path, {"train.py": ARGPARSE % "prefetch_factor=4",
                                 "job.sbatch": SBATCH + "srun python train.py $EXTRA\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     assert code == 0 and res["severity"] == "warning", res
@@ -222,7 +211,7 @@ class Data:
 def test_literal_kwargs_dicts_in_init_and_at_module_level(tmp_path):
     assert torch_raises(num_workers=0, prefetch_factor=2)
     assert torch_raises(num_workers=0, persistent_workers=True)
-    repo = make_repo(tmp_path, {"data.py": SELF_KWARGS,
+    repo = git_repo(tmp_path, {"data.py": SELF_KWARGS,
                                 "job.sbatch": SBATCH + "srun python data.py\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     assert code == 1, res
@@ -233,7 +222,7 @@ def test_literal_kwargs_dicts_in_init_and_at_module_level(tmp_path):
     setter = "    def set(self, n):\n        self.loader_kwargs['num_workers'] = n\n\n"
     changed = SELF_KWARGS.replace("    def train(self, ds):\n",
                                   setter + "    def train(self, ds):\n")
-    repo = make_repo(tmp_path / "changed", {"data.py": changed,
+    repo = git_repo(tmp_path / "changed", {"data.py": changed,
                                             "job.sbatch": SBATCH + "srun python data.py\n"})
     code, res, doc = run_check(repo, "dataloader-option-conflict")
     assert {f["data"]["rule"] for f in res["findings"]} == {"persistent-without-workers"}
@@ -271,7 +260,7 @@ def run_live(repo: Path, check: str, prelude: str) -> dict:
     ("export MU_TRAIN_WORKERS=16\nsrun python train.py\n", "error"),  # the job's value
 ])
 def test_seed004_fd_limit_reads_workers_from_the_code(tmp_path, script, severity):
-    repo = make_repo(tmp_path, {"engine/train.py": MUDIFF,
+    repo = git_repo(tmp_path, {"engine/train.py": MUDIFF,
                                 "job.sbatch": SBATCH + script.replace("train.py",
                                                                       "engine/train.py")})
     res = run_live(repo, "fd-limit-too-low", "ulimit -n 512")
@@ -287,18 +276,18 @@ def test_seed004_fd_limit_reads_workers_from_the_code(tmp_path, script, severity
 
 
 def test_seed004_fix_four_workers_fit_and_file_system_sharing_passes(tmp_path):
-    repo = make_repo(tmp_path, {"engine/train.py": MUDIFF.replace('"8"', '"4"'),
+    repo = git_repo(tmp_path, {"engine/train.py": MUDIFF.replace('"8"', '"4"'),
                                 "job.sbatch": SBATCH + "srun python engine/train.py\n"})
     assert run_live(repo, "fd-limit-too-low", "ulimit -n 1024")["status"] == "pass"
     shared = MUDIFF.replace("import os\n", "import os\n\nimport torch.multiprocessing\n\n"
                             'torch.multiprocessing.set_sharing_strategy("file_system")\n')
-    repo = make_repo(tmp_path / "fs", {"engine/train.py": shared,
+    repo = git_repo(tmp_path / "fs", {"engine/train.py": shared,
                                        "job.sbatch": SBATCH + "srun python engine/train.py\n"})
     assert run_live(repo, "fd-limit-too-low", "ulimit -n 512")["status"] == "pass"
 
 
 def test_seed004_shm_counts_the_codes_workers(tmp_path):
-    repo = make_repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "engine/train.py": MUDIFF,
         "doctor.yaml": "options: {shm-too-small: {batch_mib: 100000000}}\n",
         "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=16\nsrun python engine/train.py\n"})
@@ -329,7 +318,7 @@ def step(model, x):
     ('AMP_DEVICE = "cuda" if torch.cuda.is_available() else "cpu"', None, None),
 ])
 def test_seed002_autocast_device_through_a_module_constant(tmp_path, binding, severity, line):
-    repo = make_repo(tmp_path, {"train.py": AMP % binding,
+    repo = git_repo(tmp_path, {"train.py": AMP % binding,
                                 "job.sbatch": SBATCH + "srun python train.py\n"})
     code, res, _ = run_check(repo, "torch-api-mismatch", "--torch-version", "2.4")
     if severity is None:
@@ -347,7 +336,7 @@ def test_seed002_autocast_device_through_a_module_constant(tmp_path, binding, se
 def test_a_rebound_device_name_is_not_followed(tmp_path):
     src = AMP % 'AMP_DEVICE = "hip"' + "\n\ndef cpu():\n    global AMP_DEVICE\n" \
                                        "    AMP_DEVICE = 'cpu'\n"
-    repo = make_repo(tmp_path, {"train.py": src, "job.sbatch": SBATCH + "srun python train.py\n"})
+    repo = git_repo(tmp_path, {"train.py": src, "job.sbatch": SBATCH + "srun python train.py\n"})
     code, res, _ = run_check(repo, "torch-api-mismatch", "--torch-version", "2.4")
     assert res["status"] == "pass", res
 
@@ -384,7 +373,7 @@ def main():
 ])
 def test_seed003_compile_under_a_condition_the_config_decides(tmp_path, test, mode, args,
                                                                compiled):
-    repo = make_repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": COMPILE % test,
         "configs/train.yaml": f'training:\n  compile: "{mode}"\n',
         "job.sbatch": SBATCH + f"srun python train.py --config configs/train.yaml{args}\n"})
@@ -426,7 +415,7 @@ def latents(tmp_path_factory) -> Path:
 def test_seed001_cache_paths_from_oc_env_and_the_command_line(tmp_path, latents, config,
                                                               script):
     cache = latents
-    repo = make_repo(tmp_path / "repo", {
+    repo = git_repo(tmp_path / "repo", {
         "train.py": "print('train')\n",
         "configs/train.yaml": config.replace("{cache}", str(cache)),
         "job.sbatch": SBATCH + script.replace("{cache}", str(cache))})
@@ -456,7 +445,7 @@ def test_a_cpu_torch_here_says_nothing_about_the_gpu_jobs_triton(tmp_path):
     brings its own. This machine's torch is a CPU build."""
     if torch.version.cuda or torch.version.hip:
         pytest.skip("this machine's torch is a GPU build")
-    repo = make_repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": "import torch\n\nmodel = torch.compile(torch.nn.Linear(2, 2))\n",
         "job.sbatch": SBATCH + "#SBATCH --gpus-per-node=4\nsrun python train.py\n"})
     code, doc = run_json("--no-smoke", "--only", "torch-compile-risk", "--repo", str(repo),
@@ -488,7 +477,7 @@ def build(ds):
 
 def test_one_level_of_a_repo_helper_is_followed(tmp_path):
     assert torch_raises(num_workers=0, prefetch_factor=2)
-    repo = make_repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": HELPER,
         "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=0\nsrun python train.py\n"})
     code, res, doc = run_check(repo, "dataloader-option-conflict")
@@ -498,7 +487,7 @@ def test_one_level_of_a_repo_helper_is_followed(tmp_path):
     assert f["data"]["from"]["num_workers"]["text"].startswith("loader_workers() returns")
     assert any("a parameter of depends()" in n for n in doc["facts"]["dataloader_unchecked"])
     # with workers exported, the same call passes
-    repo = make_repo(tmp_path / "w", {
+    repo = git_repo(tmp_path / "w", {
         "train.py": HELPER,
         "job.sbatch": SBATCH + "export MU_TRAIN_WORKERS=2\nsrun python train.py\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
@@ -523,7 +512,7 @@ def main():
 
 @pytest.mark.parametrize("name,found", [("args", True), ("model", False)])
 def test_an_args_parameter_is_the_command_line_only_as_a_named_link(tmp_path, name, found):
-    repo = make_repo(tmp_path, {"train.py": ARGS_PARAM % (name, name),
+    repo = git_repo(tmp_path, {"train.py": ARGS_PARAM % (name, name),
                                 "job.sbatch": SBATCH + "srun python train.py\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     if not found:   # `model.num_workers` is no command line: not checked, not guessed
@@ -539,7 +528,7 @@ def test_an_args_parameter_is_the_command_line_only_as_a_named_link(tmp_path, na
     ("srun python train.py --config configs/train.yaml\n", None),
 ])
 def test_fd_limit_reads_oc_env_workers_through_the_jobs_export(tmp_path, script, severity):
-    repo = make_repo(tmp_path, {
+    repo = git_repo(tmp_path, {
         "train.py": "print('train')\n",
         "configs/train.yaml": "data:\n  batch_size: 2\n  num_workers: ${oc.env:NUM_WORKERS,8}\n",
         "job.sbatch": SBATCH + script})
@@ -558,14 +547,14 @@ def test_a_compile_is_paired_with_loaders_only_where_one_job_runs_both(tmp_path)
     files = {"bench/run.py": "import torch\n\nm = torch.compile(torch.nn.Linear(2, 2))\n",
              "tutorial/cifar.py": "from torch.utils.data import DataLoader\n\n"
                                   "dl = DataLoader([1, 2], num_workers=2)\n"}
-    repo = make_repo(tmp_path / "repo", files)
+    repo = git_repo(tmp_path / "repo", files)
     code, doc = run_json("--static", "--only", "torch-compile-risk", "--repo", str(repo))
     res = result_of(doc, "torch-compile-risk")
     assert res["status"] == "pass", res
     # a job that runs both (the entry imports the loader's module): paired
     files["train.py"] = "import bench.run\nimport tutorial.cifar\n"
     files["job.sbatch"] = SBATCH + "srun python train.py\n"
-    repo = make_repo(tmp_path / "job", files)
+    repo = git_repo(tmp_path / "job", files)
     code, res, _ = run_check(repo, "torch-compile-risk")
     (f,) = res["findings"]
     assert f["data"]["rule"] == "fork-workers" and f["location"]["path"] == "tutorial/cifar.py"

@@ -18,25 +18,18 @@ import shutil
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from conftest import clean_env, result_of, run_json
+from conftest import git_repo, clean_env, result_of, run_json
 from doctor.job.shell import brace_expand, unquote
 
 RSYNC = shutil.which("rsync")
 
 
 def _git_repo(root: Path, files: dict) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text))
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
-    return root
+    return git_repo(root, files, dedent=True, commit=False)
 
 
 # ---- ulimit -c inside srun bash -c ---------------------------------------------------------
