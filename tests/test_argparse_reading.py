@@ -13,7 +13,8 @@ import shlex
 
 import pytest
 
-from test_seed_forms_code import SBATCH, make_repo, run_check, torch_raises
+from conftest import git_repo
+from test_seed_forms_code import SBATCH, run_check, torch_raises
 
 TRAIN = '''import argparse
 
@@ -72,7 +73,7 @@ TWO = W + '\n    p.add_argument("--num_warmup", type=int, default=0)'
 def test_the_command_line_is_read_as_argparse_reads_it(tmp_path, decls, parser, args):
     ns = oracle(decls, parser, shlex.split(args.replace("$EXTRA", "")))
     raises = torch_raises(num_workers=ns.num_workers, prefetch_factor=4)
-    repo = make_repo(tmp_path, {"train.py": TRAIN % {"parser": parser, "decls": decls},
+    repo = git_repo(tmp_path, {"train.py": TRAIN % {"parser": parser, "decls": decls},
                                 "job.sbatch": SBATCH + f"srun python train.py {args}\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     if raises:
@@ -91,7 +92,7 @@ def test_a_command_line_the_doctor_cannot_read_is_a_warning_naming_the_word(
         tmp_path, decls, args, word):
     if "$" not in args:
         assert oracle(decls, "", shlex.split(args)) is None
-    repo = make_repo(tmp_path, {"train.py": TRAIN % {"parser": "", "decls": decls},
+    repo = git_repo(tmp_path, {"train.py": TRAIN % {"parser": "", "decls": decls},
                                 "job.sbatch": SBATCH + f"srun python train.py {args}\n"})
     code, res, _ = run_check(repo, "dataloader-option-conflict")
     assert code == 0 and res["severity"] == "warning", res
@@ -126,7 +127,7 @@ STORE_TRUE = 'p.add_argument("--compile", action="store_true")'
 ])
 def test_compile_conditions_read_the_command_line_as_argparse(tmp_path, decl, args):
     compiled = oracle(decl, "", shlex.split(args)).compile
-    repo = make_repo(tmp_path, {"train.py": COMPILE % decl,
+    repo = git_repo(tmp_path, {"train.py": COMPILE % decl,
                                 "job.sbatch": SBATCH + f"srun python train.py {args}\n"})
     code, res, _ = run_check(repo, "torch-compile-risk")
     if not compiled:   # the call never runs
