@@ -79,8 +79,65 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class FixStep:
+    """One thing to do for a fix, so a report can say what each line is: `add` lines to
+    `file` (a job script's `export`, a `.gitignore` pattern; `where` in it, if it matters),
+    `change` `file`:`line` to `lines`, `remove` `file`:`line` (`lines`: as it reads), or
+    `run` commands in a shell (`where`: "on the login node", "in the repo", ...)."""
+
+    kind: str
+    lines: tuple
+    file: Optional[str] = None
+    line: Optional[int] = None
+    where: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "lines": list(self.lines), "file": self.file,
+                "line": self.line, "where": self.where}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FixStep":
+        return cls(d["kind"], tuple(d["lines"]), d.get("file"), d.get("line"), d.get("where"))
+
+
+def add(file: Optional[str], *lines: str, where: Optional[str] = None) -> FixStep:
+    return FixStep("add", lines, file, None, where)
+
+
+def change(file: str, line: Optional[int], *lines: str) -> FixStep:
+    return FixStep("change", lines, file, line)
+
+
+def remove(file: str, line: Optional[int], text: str) -> FixStep:
+    return FixStep("remove", (text,), file, line)
+
+
+def run(where: Optional[str], *commands: str) -> FixStep:
+    return FixStep("run", commands, None, None, where)
+
+
+@dataclass(frozen=True)
+class FixOption:
+    """One way to fix a finding: its steps, in order. A finding with several options
+    offers alternatives (do one of them)."""
+
+    steps: tuple
+    title: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        return {"title": self.title, "steps": [s.to_dict() for s in self.steps]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FixOption":
+        return cls(tuple(FixStep.from_dict(s) for s in d["steps"]), d.get("title"))
+
+
+@dataclass(frozen=True)
 class Finding:
-    """One problem. `severity` defaults to the check's; a check may lower or raise it."""
+    """One problem. `severity` defaults to the check's; a check may lower or raise it.
+    `fix` says how to fix it in words; `options` (FixOption) say what each line of the
+    fix is (lines for a file, commands to run, alternatives): a finding with options and
+    no `commands` reports every line of them as `commands`, as before options existed."""
 
     message: str
     location: Optional[Location] = None
@@ -89,19 +146,24 @@ class Finding:
     data: dict = field(default_factory=dict)
     severity: Optional[Severity] = None
     edits: tuple = ()  # Edit: what `doctor fix` applies (all of them, or none)
+    options: tuple = ()  # FixOption: one, or alternatives
 
     def to_dict(self) -> dict:
+        commands = self.commands or tuple(dict.fromkeys(
+            ln for o in self.options for s in o.steps if s.kind != "remove" for ln in s.lines))
         out = {
             "message": self.message,
             "location": self.location.to_dict() if self.location else None,
             "fix": self.fix,
-            "commands": list(self.commands),
+            "commands": list(commands),
             "data": self.data,
         }
         if self.severity is not None:
             out["severity"] = str(self.severity)
         if self.edits:
             out["edits"] = [e.to_dict() for e in self.edits]
+        if self.options:   # additive: only a check that says what each line is
+            out["fix_options"] = [o.to_dict() for o in self.options]
         return out
 
 
@@ -151,10 +213,11 @@ class Report:
         return redact(self.to_dict(), self.secrets)
 
     def counts(self) -> dict:
-        counts = {s.value: 0 for s in Status}
-        for r in self.results:
-            counts[r.status.value] += 1
-        return counts
+        """How many checks passed, failed (at error severity), warned (failed below
+        error), were skipped (or waived), or could not complete. `warning` is its own
+        count so that no format calls a warning a failure; which of them fail the run is
+        --fail-on's (status())."""
+        return count_results(self.results)
 
     def status(self) -> str:
         """pass, warn (failures below --fail-on), fail, or error (could not complete)."""
@@ -183,6 +246,19 @@ class Report:
         }
         doc.update(self.extra)
         return doc
+
+
+def count_results(results: list) -> dict:
+    """summary.counts of results (Result objects or their dicts): pass, fail, warning,
+    skip, error. A failed result below error severity is a warning, not a fail."""
+    counts = {"pass": 0, "fail": 0, "warning": 0, "skip": 0, "error": 0}
+    for r in results:
+        status = str(r["status"] if isinstance(r, dict) else r.status)
+        severity = Severity.parse(r["severity"] if isinstance(r, dict) else r.severity)
+        if status == "fail" and severity < Severity.ERROR:
+            status = "warning"
+        counts[status] += 1
+    return counts
 
 
 def unreadable_note(doc: dict) -> str:

@@ -22,7 +22,8 @@ def test_exit_0_when_nothing_fails(pack):
     code, doc = run_json("--repo", str(repo), "--only", "test-pass,test-skip", env=env)
     assert code == 0
     assert doc["summary"] == {"status": "pass", "exit_code": 0,
-                              "counts": {"pass": 1, "fail": 0, "skip": 1, "error": 0}}
+                              "counts": {"pass": 1, "fail": 0, "warning": 0, "skip": 1,
+                                         "error": 0}}
     assert result_of(doc, "test-skip")["reason"] == "not applicable here"
 
 
@@ -75,6 +76,8 @@ def test_failure_outranks_error_and_fail_on_warning(pack):
     code, doc = run_json("--repo", str(repo), "--only", "test-warn", "--fail-on", "warning",
                          env=env)
     assert code == 1 and doc["summary"]["status"] == "fail"
+    # --fail-on makes the warning fail the run; it is still counted as what it is
+    assert doc["summary"]["counts"]["warning"] == 1 and doc["summary"]["counts"]["fail"] == 0
     code, doc = run_json("--repo", str(repo), "--only", "test-fail", "--exit-zero", env=env)
     assert code == 0 and doc["summary"]["exit_code"] == 1
 
@@ -115,6 +118,10 @@ waivers:
     assert expired["status"] == "fail" and expired["severity"] == "warning"
     assert "expired" in expired["findings"][0]["message"]
     assert code == 0  # only warnings failed
+    # a warning is counted as a warning, not as a failure (issue 28)
+    assert doc["summary"]["status"] == "warn"
+    assert doc["summary"]["counts"] == {"pass": 0, "fail": 0, "warning": 2, "skip": 1,
+                                        "error": 0}
     assert doc["inputs"]["settings"].endswith("doctor.yaml")
 
 

@@ -48,6 +48,17 @@ def printable_doc(obj: Any) -> Any:
     return printable(obj) if isinstance(obj, str) else obj
 
 
+def summary_counts(doc: dict) -> dict:
+    """summary.counts with `warning` (pass, fail, warning, skip, error): what every format
+    prints, so they all say the same numbers. A report written before `warning` was
+    counted apart (its `fail` counted warnings too), read back by `show`, is counted
+    again from its results."""
+    from doctor.model import count_results
+
+    counts = doc["summary"]["counts"]
+    return dict(counts) if "warning" in counts else count_results(doc["results"])
+
+
 def where(finding: dict, quote: str = "") -> str:
     """`path:line: ` of a finding for the text formats ("" when it has no location)."""
     loc = finding.get("location")

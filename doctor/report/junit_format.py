@@ -1,13 +1,17 @@
 """JUnit XML: one testsuite, one testcase per check (GitLab, Jenkins, most CI UIs).
 
-fail → <failure>, error → <error>, skip (and waived) → <skipped> with the
-reason. Validated in the tests against Jenkins' junit-10.xsd.
+fail at error severity → <failure>, error → <error>, skip (and waived) → <skipped>
+with the reason. A warning (a failure below error severity) is a passing testcase whose
+findings are its <system-out>: a CI UI counts every <failure> as a failed test, and a
+warning must not turn a green merge request's tests red; GitLab and Jenkins show a
+testcase's <system-out> (GitLab reads no <properties>). Validated in the tests against
+Jenkins' junit-10.xsd.
 """
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from doctor.report import printable_doc, where
+from doctor.report import printable_doc, summary_counts, where
 
 # XML 1.0 cannot carry these even escaped (printable_doc shows every control character).
 _INVALID_XML = re.compile("[\ufffe\uffff]")
@@ -31,7 +35,7 @@ def _details(result: dict) -> str:
 
 def render(report) -> str:
     doc = printable_doc(report.doc())
-    counts = doc["summary"]["counts"]
+    counts = summary_counts(doc)
     total = str(len(doc["results"]))
     time_s = f"{doc['duration_s']:.3f}"
     root = ET.Element("testsuites", name="doctor", tests=total,
@@ -46,13 +50,17 @@ def render(report) -> str:
                         ("repo", doc["inputs"].get("repo")),
                         ("summary.status", doc["summary"]["status"]),
                         ("exit_code", doc["summary"]["exit_code"]),
+                        ("warnings", counts["warning"]),
                         ("slurm_job_id", doc["host"].get("slurm_job_id"))):
         if value is not None:
             ET.SubElement(props, "property", name=name, value=_text(value))
     for r in doc["results"]:
         case = ET.SubElement(suite, "testcase", name=r["id"], classname="doctor",
                              time=f"{r['duration_s']:.3f}")
-        if r["status"] == "fail":
+        if r["status"] == "fail" and r["severity"] != "error":
+            out = ET.SubElement(case, "system-out")
+            out.text = _text(f"{r['severity']}: {r['title']}\n{_details(r)}")
+        elif r["status"] == "fail":
             first = r["findings"][0]["message"] if r["findings"] else r["title"]
             more = len(r["findings"]) - 1
             message = first + (f" (+{more} more)" if more > 0 else "")
