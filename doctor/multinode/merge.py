@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.errors import InputError
-from doctor.model import Finding, Location, Report, Result, Severity, Status
+from doctor.model import Finding, FixOption, Location, Report, Result, Severity, Status
 from doctor.registry import CROSS_NODE, NODE_FACTS
 from doctor.multinode.plan import CROSS_NODE_TAG, GatherPlan
 from doctor.multinode.link import Link, collect, pack, unpack
@@ -229,7 +229,9 @@ def merge_result(check_id: str, groups: list, duration: float) -> Result:
         findings.append(Finding(f"{label}: {f['message']}",
                                 location=Location(loc["path"], loc.get("line")) if loc else None,
                                 fix=f.get("fix"), commands=tuple(f.get("commands") or ()),
-                                data={**(f.get("data") or {}), "node": label}))
+                                data={**(f.get("data") or {}), "node": label},
+                                options=tuple(FixOption.from_dict(o)
+                                              for o in f.get("fix_options") or ())))
     reasons: dict = {}
     for nodes, r in groups:
         if r.get("reason"):
