@@ -1,0 +1,100 @@
+"""docs/writing-checks.md's check pack, as a reader would use it: its code blocks are
+taken from the page, the pack is installed with pip and run through the doctor's CLI."""
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, git_repo, run_doctor
+
+PAGE = ROOT / "docs" / "writing-checks.md"
+CHECK_ID = "job-time-limit-missing"
+
+
+def blocks(text: str) -> list:
+    """(info string, body) of every fenced code block, in order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```$", text, re.M | re.S)
+
+
+@pytest.fixture(scope="module")
+def page() -> dict:
+    """The page's blocks by language; the test knows every block the page has, so a new
+    example cannot go untested."""
+    found = blocks(PAGE.read_text())
+    by_lang: dict = {}
+    for lang, body in found:
+        by_lang.setdefault(lang, []).append(body)
+    assert sorted(by_lang) == ["python", "sh", "toml", "yaml"], sorted(by_lang)
+    assert all(len(v) == 1 for v in by_lang.values()), {k: len(v) for k, v in by_lang.items()}
+    return {lang: v[0] for lang, v in by_lang.items()}
+
+
+@pytest.fixture(scope="module")
+def installed(page, tmp_path_factory) -> dict:
+    """The pack from the page, pip-installed into a private directory: the env to run
+    the doctor with."""
+    src = tmp_path_factory.mktemp("pack")
+    module = re.search(r'^(\w+) = "(\w+)"$', page["toml"], re.M)
+    assert module, "the pyproject snippet names no module under its entry point"
+    (src / f"{module[2]}.py").write_text(page["python"])
+    (src / "pyproject.toml").write_text(page["toml"])
+    site = tmp_path_factory.mktemp("site")
+    pip = page["sh"].splitlines()[0].split("#")[0].split()
+    assert pip == ["pip", "install", "."], pip
+    proc = subprocess.run([sys.executable, "-m", *pip[:2], "--quiet", "--no-deps",
+                           "--no-build-isolation", "--no-index", "--target", str(site),
+                           str(src)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {"PYTHONPATH": str(site)}
+
+
+def make_repo(root, *, time_line: str = "", settings: str = ""):
+    files = {"slurm/train.sbatch": f"#!/bin/bash\n#SBATCH --nodes=1\n{time_line}"
+                                   "srun python train.py\n",
+             "train.py": "print('train')\n"}
+    if settings:
+        files["doctor.yaml"] = settings
+    return git_repo(root, files)
+
+
+def test_the_pages_commands_run_the_pages_check(page, installed, tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    commands = [shlex.split(line.split("#")[0]) for line in page["sh"].splitlines()[1:]]
+    assert [c[:2] for c in commands] == [["doctor", "list"], ["doctor", "explain"],
+                                         ["doctor", "run"]], commands
+    listed, explained, ran = (run_doctor(*c[1:], cwd=repo, env=installed) for c in commands)
+    assert listed.returncode == 0 and CHECK_ID in listed.stdout, listed.stderr
+    assert explained.returncode == 0, explained.stderr
+    assert "Why it matters" in explained.stdout and "#SBATCH --time" in explained.stdout
+    assert ran.returncode == 1, (ran.stdout, ran.stderr)
+    assert "slurm/train.sbatch" in ran.stdout and "sets no --time" in ran.stdout, ran.stdout
+
+
+def report(repo, env: dict) -> tuple:
+    proc = run_doctor("run", "--static", "--format", "json", "--only", CHECK_ID,
+                      cwd=repo, env=env)
+    assert proc.stdout, proc.stderr
+    doc = json.loads(proc.stdout)
+    return proc.returncode, next(r for r in doc["results"] if r["id"] == CHECK_ID)
+
+
+def test_the_finding_names_the_job_script_and_a_time_limit_passes(installed, tmp_path):
+    code, result = report(make_repo(tmp_path / "bad"), installed)
+    assert (code, result["status"], result["severity"]) == (1, "fail", "error")
+    [finding] = result["findings"]
+    assert finding["location"] == {"path": "slurm/train.sbatch", "line": 1}
+    assert "#SBATCH --time=04:00:00" in finding["fix"]
+
+    code, result = report(make_repo(tmp_path / "good", time_line="#SBATCH -t 04:00:00\n"),
+                          installed)
+    assert (code, result["status"]) == (0, "pass"), result
+
+
+def test_the_pages_settings_turn_the_finding_into_a_warning(page, installed, tmp_path):
+    code, result = report(make_repo(tmp_path / "repo", settings=page["yaml"]), installed)
+    assert (code, result["status"], result["severity"]) == (0, "fail", "warning"), result
