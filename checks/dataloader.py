@@ -1,8 +1,10 @@
 """DataLoader options in the training configs that torch rejects."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -12,6 +14,7 @@ from doctor.job import yamledit
 from doctor.job.configs import ConfigFile, LineDict, is_unresolved, keypath
 from doctor.job.context import Job
 from doctor.job.launch import scripts_or_none
+from doctor.job.stepconfigs import plain_hydra, step_configs
 from doctor.job.loaders import PG_SECTIONS, LoaderSpec, _is_number, loader_specs
 from doctor.job.versions import parse_version
 
@@ -484,8 +487,8 @@ def _config_edits(job: Job, spec: LoaderSpec, c: Conflict) -> tuple:
     key = c.keys[0]
     m = spec.mapping
     rel = spec.config.rel
-    if not isinstance(m, LineDict) or key not in m or m.origin_of(key) is not None or \
-            not rel.endswith((".yaml", ".yml")):
+    if not isinstance(m, LineDict) or key not in m or not _written_here(job, spec.config, m, key) \
+            or not rel.endswith((".yaml", ".yml")):
         return ()
     edit = None
     if c.rule in DELETE_RULES:
@@ -500,6 +503,33 @@ def _config_edits(job: Job, spec: LoaderSpec, c: Conflict) -> tuple:
         edit = yamledit.set_value(job, rel, m.line_of(key), spec.path, key, secs, str(secs),
                                   f"lower {spec.where}.timeout to {secs} s", unsafe=True)
     return (edit,) if edit else ()
+
+
+def _written_here(job: Job, config: ConfigFile, m: LineDict, key: str) -> bool:
+    """True when `key`'s value is the one written in `config`'s own file at its own line, so
+    editing that line changes what the job reads. A config a job script names with
+    `--config` is read merged (every key remembers the file it came from): that is still
+    this file when the merge read this file alone. A command-line override, a key another
+    file of the merge set, or a Hydra composition of several files: False (removing the
+    key could let another file's value through)."""
+    origin = m.origin_of(key)
+    if origin is None:
+        return True
+    path, line = origin
+    written = os.path.normpath(str(path))
+    return line == m.line_of(key) and _files_behind(job, config) == [config.path] and (
+        written == config.rel or written == str(config.path)
+        or config.rel.endswith("/" + written))
+
+
+def _files_behind(job: Job, config: ConfigFile) -> list:
+    """The files a step's merged or composed config stands for ([its own path] for a
+    config read as written)."""
+    for sc in [step_configs(job, s) for s in job.scripts] + [plain_hydra(job)]:
+        for cfg, paths in zip(sc.configs, sc.replaces):
+            if cfg is config:
+                return [Path(p) for p in paths]
+    return [config.path]
 
 
 def _where(spec: Any, keys: list) -> Location:
