@@ -151,7 +151,7 @@ def node_doc(doc: dict, rank: int, world: int) -> dict:
 
 def merge_all(world: int, docs: dict) -> tuple:
     """Task 0's merge (the functions `doctor run --gather` uses) + node-skew."""
-    from checks.skew import node_skew
+    from doctor.checks.skew import node_skew
 
     nodes = node_entries(plan(0, world, 0), docs, {})
     merged = merge_results({n["rank"]: n["slurm_node"] for n in nodes}, docs)

@@ -8,12 +8,13 @@ fixtures (fixtures/<id>/pass*, fail*) as examples. Output is deterministic
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Optional
 
 import yaml
 
-from doctor.registry import CheckSpec, all_checks
+from doctor.registry import BUILTIN, CheckSpec, all_checks
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_PREFIXES = ("fail", "pass", "skip")
@@ -34,7 +35,9 @@ def check_markdown(spec: CheckSpec) -> str:
              f"{'settings' if callable(spec.timeout) else f'{spec.timeout:g}s'} |", "",
              spec.doc, ""]
     if spec.module:   # where to read it: a newcomer finds the code from the page
-        lines[4:4] = [f"Source: `{spec.module.replace('.', '/')}.py` · fixtures: "
+        # a built-in check's source is the top-level checks/ folder (installed as doctor.checks)
+        source = re.sub(rf"^{re.escape(BUILTIN)}\.", "checks.", spec.module)
+        lines[4:4] = [f"Source: `{source.replace('.', '/')}.py` · fixtures: "
                       f"`fixtures/{spec.id}/`", ""]
     if spec.options:
         lines += ["## Options", "", "Set in the settings under "

@@ -95,20 +95,38 @@ def check(id: str, *, title: str, severity: str = "error", tags: tuple = (),
 
 _discovered = False
 
+# The built-in checks are importable only under the doctor's own name: a top-level
+# `checks` would be any project's `checks/` package on the path, found first, and every
+# built-in check gone. The source tree keeps them in the top-level checks/ folder;
+# pyproject's package-dir installs that folder as doctor.checks (doctor/__init__.py
+# maps it for a run from the source tree).
+BUILTIN = "doctor.checks"
+
+
+def _builtin_path() -> list:
+    try:
+        return list(importlib.import_module(BUILTIN).__path__)
+    except ImportError as exc:
+        raise RegistryError(f"cannot import the built-in checks ({BUILTIN}): {exc}: "
+                            "a broken install") from exc
+
 
 def discover() -> dict:
-    """Import every module of `checks/` and every `doctor.checks` entry point.
+    """Import every module of the built-in `doctor.checks` (the source tree's checks/
+    folder) and every `doctor.checks` entry point.
 
-    Import errors and duplicate ids raise RegistryError: a check that silently
-    disappears is a check that silently passes.
+    Import errors, duplicate ids and a run with no built-in check raise RegistryError:
+    a check that silently disappears is a check that silently passes.
     """
     global _discovered
     if _discovered:
         return _REGISTRY
-    import checks
-
-    for mod in sorted(pkgutil.walk_packages(checks.__path__, "checks."), key=lambda m: m.name):
+    for mod in sorted(pkgutil.walk_packages(_builtin_path(), BUILTIN + "."),
+                      key=lambda m: m.name):
         _import_check_module(mod.name)
+    if not any(s.module.startswith(BUILTIN + ".") for s in _REGISTRY.values()):
+        raise RegistryError(f"no built-in check found in {BUILTIN} "
+                            f"({os.pathsep.join(_builtin_path())}): a broken install")
     for ep in _entry_points("doctor.checks"):
         try:
             ep.load()
@@ -125,14 +143,12 @@ _CHECK_ID_RE = re.compile(r"""^@check\(\s*(?:"([a-z0-9-]+)"|'([a-z0-9-]+)'|([A-Z
 
 
 def builtin_ids() -> dict:
-    """check id → the `checks.` module that defines it, read from the modules' text
-    without importing them: `@check("id", ...)`, or `@check(NAME, ...)` with a
+    """check id → the `doctor.checks.` module that defines it, read from the modules'
+    text without importing them: `@check("id", ...)`, or `@check(NAME, ...)` with a
     module-level `NAME = "id"`. tests/test_registry.py holds it equal to what
     discover() registers, so a check it cannot read fails the suite, not a run."""
-    import checks
-
     out: dict = {}
-    for top in checks.__path__:
+    for top in _builtin_path():
         for name in sorted(os.listdir(top)):
             if not name.endswith(".py") or name.startswith("_"):
                 continue
@@ -147,7 +163,7 @@ def builtin_ids() -> dict:
                     const = re.search(rf"""^{m.group(3)} = ["']([a-z0-9-]+)["']$""", text, re.M)
                     found = const.group(1) if const else None
                 if found is not None:
-                    out.setdefault(found, f"checks.{name[:-3]}")
+                    out.setdefault(found, f"{BUILTIN}.{name[:-3]}")
     return out
 
 

@@ -205,7 +205,7 @@ def test_no_cache_paths_is_a_skip_with_the_reason(tmp_path):
 
 
 def test_config_keys_that_name_caches(tmp_path):
-    from checks.cache import cache_paths, is_cache_key
+    from doctor.checks.cache import cache_paths, is_cache_key
 
     for key in ("cache_dir", "latent_cache_dir", "CACHE_ROOT", "val_cache_path", "cache_file"):
         assert is_cache_key(key)

@@ -22,7 +22,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from checks.dataloader import code_spec, conflicts  # noqa: E402
+from doctor.checks.dataloader import code_spec, conflicts  # noqa: E402
 from doctor.job.code import code_settings, entry_env  # noqa: E402
 from doctor.job.context import Job  # noqa: E402
 

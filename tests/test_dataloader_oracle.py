@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E
 from torch.utils.data import DataLoader, Dataset  # noqa: E402
 
 from doctor.job.loaders import LoaderSpec  # noqa: E402
-from checks.dataloader import conflicts  # noqa: E402
+from doctor.checks.dataloader import conflicts  # noqa: E402
 from doctor.job.versions import parse_version  # noqa: E402
 from doctor.job.configs import ConfigFile, load_yaml_text  # noqa: E402
 from doctor.job.context import Job  # noqa: E402

@@ -910,7 +910,7 @@ def test_torch_save_reader(tmp_path_factory, raw):
     """torch.save bytes through both of the doctor's readers (the file's own, and the
     cache scanner's fast path): never an exception for a regular file, never executed,
     and the two agree on what a file holds."""
-    from checks.resume import state_of
+    from doctor.checks.resume import state_of
     from doctor.scanners import cachescan
     from doctor.scanners.torchsave import TorchSaveInfo, inspect_file
 

@@ -209,7 +209,7 @@ def test_gather_outside_a_fitting_step_is_a_usage_error(tmp_path, env, message):
 
 
 def test_two_nodes_sharing_one_miopen_dir_on_a_shared_filesystem_are_named():
-    from checks.miopen import miopen_cache_collisions
+    from doctor.checks.miopen import miopen_cache_collisions
 
     def node(name, path, shared=True, rocm=True):
         return {"slurm_node": name, "status": "pass", "facts": {"miopen_cache": {

@@ -1,4 +1,5 @@
-"""The import layers of DESIGN §2, kept true by an AST walk of doctor/ and checks/.
+"""The import layers of DESIGN §2, kept true by an AST walk of doctor/ and checks/
+(the built-in checks, installed as doctor.checks).
 
 A check imports `doctor` and `doctor.<pkg>`, never another check: knowledge two checks
 share lives in doctor/job/ (or doctor/scanners/). The leaves (model, errors, secrets,
@@ -15,13 +16,15 @@ from conftest import ROOT
 LEAVES = {"doctor.model", "doctor.errors", "doctor.secrets", "doctor.proc", "doctor.logblock"}
 KNOWLEDGE = ("doctor.job", "doctor.scanners", "doctor.probes")
 ENGINE = ("doctor.registry", "doctor.runner", "doctor.report", "doctor.cli", "doctor.multinode")
+CHECKS = ("doctor.checks",)
 
 
 def _modules() -> dict:
     out = {}
-    for pkg in ("doctor", "checks"):
-        for p in sorted((ROOT / pkg).rglob("*.py")):
-            name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    for folder, pkg in (("doctor", "doctor"), ("checks", "doctor.checks")):
+        for p in sorted((ROOT / folder).rglob("*.py")):
+            parts = p.relative_to(ROOT / folder).with_suffix("").parts
+            name = ".".join((pkg, *parts)).removesuffix(".__init__")
             out[name] = ast.parse(p.read_text(), filename=str(p))
     return out
 
@@ -52,7 +55,7 @@ def _under(mod: str, prefixes) -> bool:
 def test_no_check_imports_another_check():
     edges = _edges(_modules())
     bad = sorted((a, b) for a, bs in edges.items() for b in bs
-                 if a.startswith("checks.") and b.startswith("checks"))
+                 if _under(a, CHECKS) and _under(b, CHECKS) and a not in CHECKS)
     assert not bad, f"checks import checks (move the shared part to doctor/job/): {bad}"
 
 
@@ -61,8 +64,8 @@ def test_lower_layers_do_not_import_higher_ones():
     bad = []
     for a, bs in edges.items():
         for b in bs:
-            if b.startswith("checks"):
-                if a.startswith("doctor") and (a, b) != ("doctor.registry", "checks"):
+            if _under(b, CHECKS):
+                if not _under(a, CHECKS):   # the registry imports them by name, at run time
                     bad.append((a, b))
             elif a in LEAVES and b not in LEAVES:
                 bad.append((a, b))
@@ -105,5 +108,6 @@ def test_no_import_cycles():
 
 def test_the_guard_sees_a_planted_violation(tmp_path):
     """The walk would catch a check importing a check (the test cannot pass vacuously)."""
-    mods = {"checks.a": ast.parse("from checks.b import x"), "checks.b": ast.parse("x = 1")}
-    assert _edges(mods)["checks.a"] == {"checks.b"}
+    mods = {"doctor.checks.a": ast.parse("from doctor.checks.b import x"),
+            "doctor.checks.b": ast.parse("x = 1")}
+    assert _edges(mods)["doctor.checks.a"] == {"doctor.checks.b"}

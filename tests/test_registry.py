@@ -42,22 +42,24 @@ def test_builtin_ids_read_from_the_sources_are_the_registered_checks():
     a check it could not read would send every `--only` of it through full discovery."""
     from doctor.registry import builtin_ids
 
-    assert builtin_ids() == {s.id: s.module for s in SPECS if s.module.startswith("checks.")}
+    assert builtin_ids() == {s.id: s.module for s in SPECS if s.module.startswith("doctor.checks.")}
 
 
 ONLY_PROBE = """
 import atexit, json, sys
 atexit.register(lambda: sys.stderr.write(
-    "MODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith("checks."))) + "\\n"))
+    "MODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith("doctor.checks.")))
+    + "\\n"))
 from doctor.cli import main
 main(sys.argv[1:])
 """
 
 
 @pytest.mark.parametrize("settings,imported", [
-    ("", ["checks.rsync"]),
+    ("", ["doctor.checks.rsync"]),
     # the settings name a check in another module: it is imported, to validate its options
-    ("options:\n  git-large-file: {warn_bytes: 1000}\n", ["checks.git_hygiene", "checks.rsync"]),
+    ("options:\n  git-large-file: {warn_bytes: 1000}\n",
+     ["doctor.checks.git_hygiene", "doctor.checks.rsync"]),
     # a tag needs every check's tags: the whole registry
     ("ignore: [gpu]\n", "all"),
 ], ids=["only", "settings-name-another", "ignore-a-tag"])
@@ -79,7 +81,8 @@ def test_only_imports_the_modules_of_the_checks_it_names(tmp_path, settings, imp
         [("rsync-exclude-unanchored", "skip")]
     loaded = json.loads(proc.stderr.split("MODULES ", 1)[1])
     if imported == "all":
-        assert len(loaded) == len({s.module for s in SPECS if s.module.startswith("checks.")})
+        assert len(loaded) == len({s.module for s in SPECS
+                                   if s.module.startswith("doctor.checks.")})
     else:
         assert loaded == imported
 

@@ -20,7 +20,7 @@ import pytest
 from doctor import Severity, Skip
 from doctor.job.context import Job
 
-from checks.resume import resume_checkpoint_mismatch
+from doctor.checks.resume import resume_checkpoint_mismatch
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -237,7 +237,7 @@ def test_no_factory_skips_and_names_the_setting(generated):
 def test_the_doctor_process_never_imports_torch(generated):
     _, _, repo = generated[0]
     code = ("import sys; from doctor.job.context import Job; "
-            "from checks.resume import resume_checkpoint_mismatch as c; "
+            "from doctor.checks.resume import resume_checkpoint_mismatch as c; "
             f"job = Job({str(repo)!r}, configs=[{str(repo / 'train.yaml')!r}], "
             "model='model:build', env={}); list(c(job)); print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -406,7 +406,7 @@ def test_a_code_running_global_is_an_error_unless_the_job_loads_it_unsafely(
     ("os", "environ", False),
 ])
 def test_runs_code_names_only_what_executes(module, name, runs):
-    from checks.resume import runs_code
+    from doctor.checks.resume import runs_code
     from doctor.scanners.torchsave import global_name
 
     assert runs_code(global_name(module, name)) is runs

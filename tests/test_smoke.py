@@ -220,7 +220,7 @@ def test_unknown_backend_is_refused():
 
 
 def test_smoke_timeout_comes_from_settings():
-    from checks.smoke import smoke_timeout
+    from doctor.checks.smoke import smoke_timeout
     from doctor.registry import get
 
     spec = get("ddp-smoke")
@@ -246,7 +246,7 @@ def test_no_smoke_and_static_skip_it(tmp_path):
 PORT_RETRY = r'''
 import json, socket, sys
 from pathlib import Path
-import checks.smoke
+import doctor.checks.smoke
 from doctor.smoke.classify import classify, smoke_facts
 from doctor.smoke.launcher import SmokePlan, free_port, run_smoke
 

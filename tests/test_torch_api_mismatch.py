@@ -17,7 +17,7 @@ from importlib import metadata
 
 import pytest
 
-from checks.torch_api import NAMES, QUALNAMES, table_api
+from doctor.checks.torch_api import NAMES, QUALNAMES, table_api
 from conftest import ROOT
 from doctor.job.context import Job
 from doctor.job.versions import parse_version

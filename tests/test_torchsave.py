@@ -89,7 +89,7 @@ def test_safe_globals_match_the_installed_torch():
 
 def test_the_scanner_never_imports_torch(files):
     code = ("import sys, doctor.scanners.torchsave as t, doctor.scanners.cachescan as c, "
-            "checks.cache; "
+            "doctor.checks.cache; "
             f"t.inspect_file({str(files / 'cuda_zip.pt')!r}); "
             f"c.scan([{str(files)!r}]); "
             "print('torch' in sys.modules)")
