@@ -27,7 +27,7 @@ JUMPS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
 FIX = ("Call every collective on every rank, in the same order, or only on the success "
        "path (after the work that can fail, guarded by a flag set at its end). On an error, "
        "do not synchronise: log, call dist.destroy_process_group() (or abort the communicator) "
-       "and re-raise, so the job fails at once; set TORCH_NCCL_ASYNC_ERROR_HANDLING=1"
+       "and re-raise, so the job fails at once; set TORCH_NCCL_ASYNC_ERROR_HANDLING=1 "
        "and an explicit `timeout=` in init_process_group so a "
        "stuck collective ends the job instead of holding the allocation.")
 
