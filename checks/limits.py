@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.job.cluster import declared_clusters, not_this_machines
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
@@ -140,6 +141,28 @@ def _ulimit_edit(job: Job, script: SbatchScript, line: Optional[int], value: int
     return (edit,) if edit else ()
 
 
+def _other_cluster(job: Job, script: Optional[SbatchScript]) -> Optional[str]:
+    """Why this machine's open-file limits may not be the job's (one line), else None.
+
+    Slurm hands the submitting shell's limits to the job (PropagateResourceLimits), so a
+    job tied to no cluster, submitted from here, gets this machine's limits, and a run with
+    no job script starts the training from this shell. A job tied to a cluster (its
+    `--partition` or `--clusters`, the settings' `site.cluster` or chosen profile) that
+    nothing shows this machine is on (cluster.not_this_machines) runs under that cluster's
+    limits, which the doctor does not see here (issue 26: another cluster's facts never
+    raise an error)."""
+    if script is None:
+        return None
+    why = not_this_machines(job, script)
+    if why is None:
+        return None
+    ties = [script.where(d) for d in (script.get("partition"), script.get("clusters")) if d]
+    ties += [f"site.cluster {n!r} in the settings" for n in sorted(declared_clusters(job))]
+    if not ties:
+        return None
+    return f"the job is for the cluster of {' and '.join(ties)}, and {why}"
+
+
 def _fmt(v: Optional[int]) -> str:
     return "unlimited" if v is None else str(v)
 
@@ -175,6 +198,14 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     value above the hard limit fails and changes nothing). Ranks per node
     (Slurm tasks per node × torchrun/accelerate processes per task, from the job's
     launched step) are reported for context.
+
+    Those are this machine's limits. They are the job's when the job is tied to no
+    cluster (Slurm hands the submitting shell's limits to the job) or when this
+    machine is on the job's cluster (the doctor runs inside a Slurm job, or this
+    cluster has the job's partition, or the settings say it is the job's). A job whose
+    `--partition`, `--clusters` or `site.cluster` names a cluster that nothing shows
+    this machine is on runs under that cluster's limits, which are not known here: the
+    finding is then at most a warning that says so, and writes no `ulimit` line.
 
     When the training code passes num_workers to `DataLoader` through an expression
     the doctor cannot follow (`cfg.data.workers`), the config's value may not be what
@@ -278,6 +309,12 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                f"{ranks} rank(s) per node ({ranks_from})")
         if failed:
             data["failed_ulimit"] = [{"line": u.line, "text": u.text} for u in failed]
+        other = _other_cluster(job, script)
+        # this machine's limits, not the job's cluster's: said in the message, and no
+        # `ulimit` value from them is written into that cluster's script
+        here = f" — this machine's limits: {other}" if other else ""
+        if other:
+            data["other_cluster"] = other
         if _le(needed, soft) and not failed:
             continue
         if _le(needed, soft):
@@ -285,13 +322,14 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
             yield Finding(
                 f"`{u.text}` (line {u.line}) asks for more than the hard limit "
                 f"({_fmt(hard)}): bash refuses it for a non-root user (a `set -e` script "
-                f"stops there); the soft limit {_fmt(soft)} is enough for {needed}",
+                f"stops there); the soft limit {_fmt(soft)} is enough for {needed}{here}",
                 location=Location(script.rel, u.line),
                 fix=(f"Replace line {u.line} with `ulimit -n {hard}`." if hard is not None
                      else f"Remove line {u.line}."),
                 commands=(f"ulimit -n {hard}",) if hard is not None else (),
                 data=data, severity=Severity.WARNING,
-                edits=_ulimit_edit(job, script, u.line, hard) if hard is not None else ())
+                edits=_ulimit_edit(job, script, u.line, hard)
+                if hard is not None and not other else ())
             continue
         if _le(needed, hard0):
             # the job's own hard limit allows it: one line in the script fixes it
@@ -310,13 +348,13 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                          f"add after the #SBATCH lines of {script.rel} (after line {last}), "
                          "before the training command:")
                 loc = Location(script.rel, at or last or None)
-                fixes = _ulimit_edit(job, script, at, target)
+                fixes = () if other else _ulimit_edit(job, script, at, target)
             else:
                 where, loc = "run in the shell that launches the training:", cfg_loc
                 fixes = ()
             yield Finding(
                 f"soft open-file limit {_fmt(soft)} < {needed} needed: {est}; the hard "
-                f"limit {_fmt(hard0)} allows raising it{why}",
+                f"limit {_fmt(hard0)} allows raising it{why}{here}",
                 location=loc, fix=f"Raise the soft limit: {where} `ulimit -n {target}`.",
                 commands=(f"ulimit -n {target}",), data=data, severity=Severity.WARNING,
                 edits=fixes)
@@ -326,11 +364,13 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
         if unseen:
             data["unseen"] = unseen
         yield Finding(
-            f"even the hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}"
+            ("this machine's" if other else "even the")
+            + f" hard open-file limit {_fmt(hard0)} is below the {needed} needed: {est}"
             + ((" — not shown end to end: " if isinstance(spec, CodeLoader) else
                 " — if num_workers reaches DataLoader unchanged: ") + "; ".join(unseen)
-               if unseen else ""),
-            severity=Severity.WARNING if unseen else None,
+               if unseen else "")
+            + (f" — {other}; that cluster's limit is not known here" if other else ""),
+            severity=Severity.WARNING if unseen or other else None,
             location=cfg_loc,
             fix=(f"Lower num_workers (line {spec.line('num_workers')}) to {fit} or fewer"
                  + (f" (or prefetch_factor, line {spec.line('prefetch_factor')})"

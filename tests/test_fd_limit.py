@@ -141,3 +141,29 @@ def test_ulimit_emulation_matches_bash(script):
     soft, hard, failed = apply_ulimits(*start, ulimit_commands(parsed))
     assert (soft, hard) == real
     assert bool(failed) == ("cannot modify limit" in proc.stderr)
+
+
+@pytest.mark.parametrize("tie,severity", [
+    ("", "error"),                                   # tied to no cluster: submitted from here
+    ("#SBATCH --partition=standard-g", "warning"),   # LUMI's partition: another cluster
+    ("#SBATCH --clusters=lumi", "warning"),
+])
+def test_hard_limit_of_this_machine_judges_only_its_own_clusters_jobs(tmp_path, tie, severity):
+    """Issue 26: another cluster's facts never raise an error. Nothing here shows this
+    machine is on the cluster a job's partition or --clusters names (no Slurm answers, or
+    the test Slurm other modules start, cluster 'local', has neither), so its hard limit
+    512 only warns, saying why; a job tied to no cluster gets the submitting shell's
+    limits (Slurm propagates them), so 512 is its limit: an error."""
+    repo = make_repo(tmp_path, script="#SBATCH --time=1:00:00" + ("\n" + tie if tie else ""))
+    code, res, _ = run_in_shell("ulimit -n 512", repo, "--sbatch", "job.sbatch")
+    assert res["status"] == "fail" and res["severity"] == severity, res
+    assert code == (1 if severity == "error" else 0)
+    (f,) = res["findings"]
+    assert f["data"]["hard"] == 512 and f["data"]["max_workers"] == 2
+    if severity == "warning":
+        assert f["message"].startswith("this machine's hard open-file limit 512")
+        assert f"job.sbatch:5 ({tie})" in f["message"], f["message"]
+        assert "that cluster's limit is not known here" in f["message"]
+        assert "edits" not in f
+    else:
+        assert "other_cluster" not in f["data"] and "this machine" not in f["message"]
