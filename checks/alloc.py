@@ -13,6 +13,7 @@ from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
 from doctor.job.platform import platform_of
 from doctor.job.sources import dotted, tree_of
+from doctor.model import script_fix
 
 # The order c10's CUDAAllocatorConfig reads them on a ROCm build: the first one
 # set (even to "") wins. PYTORCH_ALLOC_CONF is the newest name; one release
@@ -84,6 +85,8 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 f"{', '.join(v.name for v in lose)}",
                 location=env_location(win), fix="Keep one allocator variable; unset the others.",
                 commands=tuple(f"unset {v.name}" for v in set_ if v.name != keep),
+                options=script_fix(_drop_losers(job, lose),
+                               *(f"unset {v.name}" for v in set_ if v.name != keep)),
                 data=dict(data, kind="conflict"), edits=_drop_losers(job, lose),
                 # precision rule: an unresolved part may make the values equal after all
                 severity=Severity.WARNING if any(v.unresolved for v in set_)
@@ -100,6 +103,9 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 location=env_location(win) or (Location(script.rel) if script else None),
                 fix="Enable expandable segments in the job script.",
                 commands=(f"export PYTORCH_HIP_ALLOC_CONF={shlex.quote(new)}",),
+                options=script_fix(_expand(job, script, win),
+                               f"export PYTORCH_HIP_ALLOC_CONF={shlex.quote(new)}",
+                               file=script.rel if script else None),
                 data=dict(data, kind="missing"), edits=_expand(job, script, win))
         elif tv and tv < ROCM_SINCE:
             yield Finding(

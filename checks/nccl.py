@@ -9,6 +9,7 @@ from typing import Callable, Iterator, Optional
 from doctor import Finding, Location, Severity, check, edits
 from doctor.job.code import CodeSettings, code_settings, repo_code
 from doctor.job.context import Job
+from doctor.model import FixOption, add, edit_steps
 from doctor.job.env import followed_env
 from doctor.job.launch import scripts_or_none
 
@@ -78,13 +79,13 @@ def nccl_env_deprecated(job: Job) -> Iterator[Finding]:
             if renames and name in RENAMED:
                 yield _renamed(name, v.value, v.where(), loc, _rename(job, loc, name, False))
             elif name in IGNORED and name not in whole().env_reads:
-                yield _ignored(name, v.value, v.where(), loc)
+                yield _ignored(job, name, v.value, v.where(), loc)
     for name, rel, line in code.env_sets:
         loc = Location(rel, line)
         if renames and name in RENAMED:
             yield _renamed(name, None, f"{rel}:{line}", loc, _rename(job, loc, name, True))
         elif name in IGNORED and name not in whole().env_reads:
-            yield _ignored(name, None, f"{rel}:{line}", loc)
+            yield _ignored(job, name, None, f"{rel}:{line}", loc)
     for patch in _ineffective_patches(code, whole):
         attr, rel, line = patch.attr, patch.file, patch.line
         yield Finding(
@@ -103,7 +104,9 @@ def _renamed(name: str, value: Optional[str], where: str, loc, edit_: tuple) -> 
                    location=loc, fix=f"Rename the variable to {new}.",
                    commands=(f"export {new}={shlex.quote(shown)}",),
                    data={"variable": name, "replacement": new, "kind": "renamed"},
-                   edits=edit_)
+                   edits=edit_, options=(FixOption(edit_steps(edit_) or (
+                       add(None, f"export {new}={shlex.quote(shown)}",
+                           where=f"in place of {name}"),)),))
 
 
 def _rename(job: Job, loc: Optional[Location], name: str, python: bool) -> tuple:
@@ -130,11 +133,16 @@ def _rename(job: Job, loc: Optional[Location], name: str, python: bool) -> tuple
     return (edit,) if edit else ()
 
 
-def _ignored(name: str, value: Optional[str], where: str, loc) -> Finding:
+def _ignored(job: Job, name: str, value: Optional[str], where: str, loc) -> Finding:
+    # the line that sets it, to remove (as it reads); `unset` where it cannot be read
+    gone = edits.delete_lines(job, loc.path, loc.line, loc.line, "") if loc and loc.line \
+        else None
     return Finding(f"{name} (set at {where}) is read by no torch code: the collective "
                    "timeout stays at its default (10 min for NCCL)",
                    location=loc, fix=f"Remove {name}. {TIMEOUT_FIX}",
                    commands=(f"unset {name}",),
+                   options=(FixOption(edit_steps((gone,)) if gone else
+                                      (add(None, f"unset {name}"),)),),
                    data={"variable": name, "value": value, "kind": "ignored"})
 
 

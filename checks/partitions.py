@@ -9,6 +9,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.cluster import Facts, cluster_label, fact_sources, judge
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 
 NOT_UP = ("DOWN", "DRAIN", "INACTIVE")
 
@@ -165,7 +166,8 @@ def _one(script, name: str, f: Facts, where: str, loc: Location) -> Iterator[Fin
             f"{part} is not a partition of {cluster_label(f)}: sbatch refuses the job"
             if source == "scontrol" else
             f"{part} is not in the site profile (it lists {known})",
-            location=loc, fix=f"Use one of: {known}.", commands=("sinfo -s",),
+            location=loc, fix=f"Use one of: {known}.",
+            options=(FixOption((run("on the login node", "sinfo -s"),)),),
             data=dict(data, rule="unknown", known=sorted(parts)),
             severity=None if source == "scontrol" else Severity.WARNING)
         return
@@ -174,7 +176,8 @@ def _one(script, name: str, f: Facts, where: str, loc: Location) -> Iterator[Fin
         yield Finding(f"{part} is {state}: the job would pend with reason PartitionDown"
                       if state != "INACTIVE" else f"{part} is INACTIVE: it accepts no jobs",
                       location=loc, fix="Choose a partition that is UP (`sinfo -s`).",
-                      commands=("sinfo -s",), data=dict(data, rule="state", state=state))
+                      options=(FixOption((run("on the login node", "sinfo -s"),)),),
+                      data=dict(data, rule="state", state=state))
     t = script.get("time")
     minutes = None
     if t is not None:
@@ -197,7 +200,9 @@ def _one(script, name: str, f: Facts, where: str, loc: Location) -> Iterator[Fin
         if nd is not None and p.get(key) is not None and nodes > p[key]:
             yield Finding(f"--nodes={nd.value} ({script.where(nd)}) is more than {part}'s "
                           f"{key} {p[key]}", location=Location(script.rel, nd.line or None),
-                          fix=f"Ask for at most {p[key]} nodes, or use a larger partition.",
+                          fix=f"Ask for at most {p[key]} nodes, or use a larger partition."
+                          if p[key] > 0 else f"{name} gives jobs no nodes: use another "
+                          "partition (`sinfo -s` lists them).",
                           data=dict(data, rule="nodes", nodes=nodes, limit_field=key,
                                     limit=p[key]))
             break
@@ -213,7 +218,12 @@ def _one(script, name: str, f: Facts, where: str, loc: Location) -> Iterator[Fin
         yield Finding(f"{gpus} GPUs per node ({script.where(gd)}) is more than the nodes "
                       f"of {part} have ({per_node})",
                       location=Location(script.rel, gd.line or None),
-                      fix=f"Ask for at most {per_node} GPUs per node.",
+                      # a partition without GPUs: "at most 0" is no advice for a GPU job
+                      fix=f"Ask for at most {per_node} GPUs per node, or use a partition "
+                          "with more GPUs per node." if per_node > 0 else
+                          f"{name} has no GPUs: use a partition with GPUs (`sinfo -o "
+                          "'%P %G'` lists each partition's GPUs), or drop the GPU request "
+                          "if the job runs on CPUs.",
                       data=dict(data, rule="gpus", gpus_per_node=gpus, available=per_node))
     elif 0 < gpus < per_node and (p.get("OverSubscribe") or "").upper() == "EXCLUSIVE":
         shared = _shared_instead(parts, gpus, minutes, nodes)
@@ -288,6 +298,7 @@ def _account(script, part: str, p: dict, data: dict) -> Iterator[Finding]:
                       "the job there", location=Location(script.rel, d.line or None),
                       fix="Use an account the partition allows (`sacctmgr show assoc "
                           "user=$USER`), or another partition.",
-                      commands=("sacctmgr show assoc user=$USER format=account,partition",),
+                      options=(FixOption((run("on the login node", "sacctmgr show assoc "
+                                              "user=$USER format=account,partition"),)),),
                       data=dict(data, rule="account", account=d.value,
                                 limit_field="AllowAccounts" if allow else "DenyAccounts"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.model import FixOption, FixStep, add, change
 from doctor.job.cluster import partition_gpus
 from doctor.job.context import Job
 from doctor.job.loaders import loader_specs
@@ -195,7 +196,8 @@ def slurm_gpu_mismatch(job: Job) -> Iterator[Finding]:
         raise Skip("the configs set no devices, num_nodes or num_workers")
     for v in found:
         yield Finding(v.message, location=v.location, fix=v.fix, commands=v.commands,
-                      data=v.data, severity=v.severity, edits=_directive_edit(job, v))
+                      data=v.data, severity=v.severity, edits=_directive_edit(job, v),
+                      options=tuple(FixOption((o,)) for o in v.options))
 
 
 # rule -> the step's count that the #SBATCH side of the fix changes
@@ -250,6 +252,22 @@ class Mismatch:
     data: dict
     commands: tuple = ()
     severity: Optional[Severity] = None
+    options: tuple = ()   # FixStep: each one way to fix it (the #SBATCH line, the config's)
+
+
+def _sbatch(script: Any, count: Any, text: str) -> FixStep:
+    """The #SBATCH line `text` for the job script: in place of the one `count` comes
+    from, else added among the #SBATCH lines."""
+    d = next((d for d in script.directives if not d.origin and d.line
+              and script.where(d) == count.source), None)
+    return change(script.rel, d.line, text) if d else \
+        add(script.rel, text, where="among the #SBATCH lines")
+
+
+def _config(cfg: Any, loc: Location, key: str, value: Any) -> tuple:
+    """The config's line `key: value`, where the key is written in the config itself
+    (a value from the command line is changed there, in words)."""
+    return (change(cfg.rel, loc.line, f"{key}: {value}"),) if loc.path == cfg.rel else ()
 
 
 def launcher_rules(job: Job, step: Any) -> list:
@@ -278,7 +296,9 @@ def launcher_rules(job: Job, step: Any) -> list:
             "the node's GPUs are visible anyway is the site's policy", loc,
             f"Request them: `#SBATCH --gpus-per-node={ranks.value}`." if sure else
             "If the ranks use GPUs, request one per rank (`#SBATCH --gpus-per-node=N`).", data,
-            (f"#SBATCH --gpus-per-node={ranks.value}",) if sure else (), Severity.WARNING)]
+            (f"#SBATCH --gpus-per-node={ranks.value}",) if sure else (), Severity.WARNING,
+            (_sbatch(step.script, gpus, f"#SBATCH --gpus-per-node={ranks.value}"),)
+            if sure else ())]
     if ranks.value and gpus.value < ranks.value:
         return [Mismatch(
             "launcher_gpus", f"{step.where} starts {ranks.value} ranks per node "
@@ -368,13 +388,16 @@ def config_rules(pair: Pair, node_gpus: Optional[int] = None) -> list:
                 {"config": cfg.rel, "script": pair.script.rel, "num_workers": workers,
                  "cpus_per_task": step.cpus_per_task.value, "cpus_per_rank": cpr.value,
                  "rule": "cpus_per_task"},
-                (f"#SBATCH --cpus-per-task={per_task}",), Severity.WARNING))
+                (f"#SBATCH --cpus-per-task={per_task}",), Severity.WARNING,
+                (_sbatch(pair.script, step.cpus_per_task, f"#SBATCH --cpus-per-task={per_task}"),
+                 *_config(cfg, cfg.location(m, "num_workers"), "num_workers",
+                          max(cpr.value - 1, 0)))))
     if not pair.certain:   # precision rule: the link script → config is not shown
         why = (f"; {pair.script.rel} names no config, so {cfg.rel} is compared as the only "
                "candidate")
         out = [Mismatch(v.rule, v.message + why, v.location, v.fix,
                         dict(v.data, unseen="the script does not name the config"),
-                        v.commands, Severity.WARNING) for v in out]
+                        v.commands, Severity.WARNING, v.options) for v in out]
     return out
 
 
@@ -407,7 +430,9 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             "num_nodes", f"num_nodes={cfg_nodes} in {cfg.rel}, but {script.rel} asks for "
             f"--nodes={nodes} ({step.nodes.source})", cfg.location(m, "num_nodes"),
             f"Set num_nodes: {nodes} in the config, or `#SBATCH --nodes={cfg_nodes}`.",
-            dict(base, rule="num_nodes")))
+            dict(base, rule="num_nodes"), (), None,
+            (*_config(cfg, cfg.location(m, "num_nodes"), "num_nodes", nodes),
+             _sbatch(script, step.nodes, f"#SBATCH --nodes={cfg_nodes}"))))
     if devices is None:
         return out
     # Lightning's rule (one process per device): only for code that runs Lightning; a
@@ -420,7 +445,9 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             f"{per_node.value} ({per_node.source}): Lightning needs one process per device",
             loc, f"Set `{what}={devices}` or {dev_key}: {per_node.value}.",
             dict(base, rule="ntasks_per_node", ntasks_per_node=per_node.value),
-            (f"#SBATCH --ntasks-per-node={devices}",) if not torchrun else ()))
+            (f"#SBATCH --ntasks-per-node={devices}",) if not torchrun else (), None,
+            ((_sbatch(script, per_node, f"#SBATCH --ntasks-per-node={devices}"),)
+             if not torchrun else ()) + _config(cfg, loc, dev_key, per_node.value)))
     # devices are CPU processes with accelerator: cpu, or on a partition without GPUs:
     # no GPU count to compare (nor to propose)
     if str(m.get("accelerator") or "").lower() == "cpu" or (node_gpus == 0 and gpn.value is None):
@@ -430,13 +457,16 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             "gpus", f"{dev_key}={devices} in {cfg.rel}, but {script.rel} requests no GPUs "
             "(--gpus-per-node, --gres=gpu:N or --gpus)", loc,
             f"Request the GPUs: `#SBATCH --gpus-per-node={devices}`.", dict(base, rule="gpus"),
-            (f"#SBATCH --gpus-per-node={devices}",)))
+            (f"#SBATCH --gpus-per-node={devices}",), None,
+            (_sbatch(script, gpn, f"#SBATCH --gpus-per-node={devices}"),)))
     elif gpn.value < devices:
         out.append(Mismatch(
             "gpus", f"{dev_key}={devices} per node × {cfg_nodes or nodes} node(s) in "
             f"{cfg.rel}, but the job gives {gpn.value} GPU(s) per node ({gpn.source})", loc,
             f"Request `#SBATCH --gpus-per-node={devices}` or set {dev_key}: {gpn.value}.",
-            dict(base, rule="gpus"), (f"#SBATCH --gpus-per-node={devices}",)))
+            dict(base, rule="gpus"), (f"#SBATCH --gpus-per-node={devices}",), None,
+            (_sbatch(script, gpn, f"#SBATCH --gpus-per-node={devices}"),
+             *(_config(cfg, loc, dev_key, gpn.value) if gpn.value > 0 else ()))))
     elif gpn.value > devices:
         out.append(Mismatch(
             "gpus", f"the job requests {gpn.value} GPU(s) per node ({gpn.source}) but "
@@ -444,5 +474,6 @@ def _trainer(pair: Pair, m: Any, dev_key: Optional[str], devices: Optional[int],
             "node stay idle", loc,
             f"Request only `--gpus-per-node={devices}`, or set {dev_key}: {gpn.value}.",
             dict(base, rule="gpus"), (f"#SBATCH --gpus-per-node={devices}",),
-            Severity.WARNING))
+            Severity.WARNING, (_sbatch(script, gpn, f"#SBATCH --gpus-per-node={devices}"),
+                               *_config(cfg, loc, dev_key, gpn.value))))
     return out

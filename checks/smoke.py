@@ -5,6 +5,7 @@ from typing import Iterator
 
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
+from doctor.model import Pass
 from doctor.smoke.classify import classify, smoke_facts
 from doctor.smoke.launcher import SmokePlan, run_smoke
 
@@ -72,9 +73,15 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
     if setup and len(setup) == 1 and all(r.event("exception") for r in run.ranks):
         raise Skip(setup.pop())   # the smoke could not run here: it proved nothing either way
     model = job.model or "the built-in model"
+    found = False
     for f in classify(run):
+        found = True
         location = None
         if f.frame is not None and job.rel(f.frame.file) != f.frame.file:
             location = Location(job.rel(f.frame.file), f.frame.line)
         yield Finding(f"{f.message} [model: {model}]", location=location, fix=f.fix,
                       data=f.data())
+    if not found and not job.model:   # a bare PASS would read as "your model trains in DDP"
+        raise Pass(f"the built-in toy model trained on {len(run.ranks)} ranks: torch, the "
+                   "backend and this node work, but this proves nothing about your model "
+                   "(pass --model MOD:FACTORY or set smoke.model)")

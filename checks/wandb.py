@@ -7,6 +7,7 @@ from typing import Iterator
 
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
+from doctor.model import FixOption, add, run
 from doctor.job.env import followed_env
 from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
 from doctor.job.sources import trees_mentioning
@@ -107,7 +108,10 @@ def wandb_online_in_container(job: Job) -> Iterator[Finding]:
             "hangs the rank at start-up",
             location=Location(hit[0].rel, hit[1].line) if hit else Location(*imported),
             fix="Log offline in the job script and sync from the login node afterwards.",
-            commands=("export WANDB_MODE=offline", "wandb sync wandb/offline-run-*"),
+            options=(FixOption((
+                add(script.rel if script else None, "export WANDB_MODE=offline",
+                    where="after the #SBATCH lines"),
+                run("on the login node, after the job", "wandb sync wandb/offline-run-*"))),),
             data={"container": where, "wandb_import": f"{imported[0]}:{imported[1]}",
                   "wandb_mode": mode or None, "compute_network": network},
             edits=_offline(job, script, env.get("WANDB_MODE")),

@@ -42,6 +42,15 @@ class Skip(Exception):
         self.reason = reason
 
 
+class Pass(Exception):
+    """Raised by a check that passed but must say what its pass does not prove (the smoke
+    of the built-in model proves nothing about the user's): the reason is reported."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Location:
     path: str
@@ -114,6 +123,31 @@ def remove(file: str, line: Optional[int], text: str) -> FixStep:
 
 def run(where: Optional[str], *commands: str) -> FixStep:
     return FixStep("run", commands, None, None, where)
+
+
+def edit_steps(edits: tuple) -> tuple:
+    """The steps a finding's edits (Edit) make, as a human would do them: the lines added
+    (before line N), the lines removed, or the lines they become."""
+    out = []
+    for e in edits:
+        new, old = e.new.splitlines(), e.old.splitlines()
+        if not old:
+            out.append(add(e.path, *new, where=f"before line {e.start_line}"
+                           if e.end_line else None))
+        elif not new:
+            out += [remove(e.path, e.start_line + i, ln) for i, ln in enumerate(old)]
+        else:
+            out.append(change(e.path, e.start_line, *new) if len(old) == 1 else
+                       FixStep("change", tuple(new), e.path, e.start_line,
+                               f"lines {e.start_line}-{e.end_line}"))
+    return tuple(out)
+
+
+def script_fix(edits: tuple, *lines: str, file: Optional[str] = None) -> tuple:
+    """The options of a fix whose lines go in a job script: the lines its edits change
+    (where the check has them), else `lines` to add to `file` (None: the job script)."""
+    steps = edit_steps(edits) or (add(file, *lines, where="after the #SBATCH lines"),)
+    return (FixOption(steps),)
 
 
 @dataclass(frozen=True)
