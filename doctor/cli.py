@@ -15,7 +15,8 @@ from doctor import __version__
 from doctor.errors import InputError
 from doctor.model import Severity
 from doctor.outputs import (begin_command, check_outputs, end_command, expand_output_pattern,
-                             refuse_empty, write_output, write_stdout)
+                             plan_outputs, refuse_empty, write_output, write_outputs,
+                             write_stdout)
 from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError, discover
 from doctor.submit import SBATCH_TIMEOUT_S
@@ -44,6 +45,11 @@ def default_repo() -> Path:
     return project_root(here, top) or top or here
 
 
+MANY_OUTPUTS_HELP = (
+    "FORMAT:FILE writes that format to FILE (junit:doctor.xml); repeat it for several "
+    "(one run, one report). A plain FILE takes --format's output instead of stdout. Only a "
+    "format's name before the first colon makes a FORMAT (./json:x is a file). %j: job id, "
+    "%N: node name.")
 OUTPUT_HELP = ("A file is replaced whole (written beside it, then renamed: readers never see "
                "a part, and a failed write leaves the old file); a file the run read, "
                "another output, or a path through a symlink in the repo that leads out of "
@@ -162,8 +168,7 @@ def cli() -> None:
               "implies --no-smoke; never imports torch.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="What goes to stdout (or --output).")
-@click.option("--output", help="Write the --format output to this file instead of stdout "
-              "(%j: job id, %N: node name). " + OUTPUT_HELP)
+@click.option("--output", multiple=True, metavar="[FORMAT:]FILE", help=MANY_OUTPUTS_HELP)
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: job id, "
               "%N: node name). " + OUTPUT_HELP)
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
@@ -177,7 +182,7 @@ def cli() -> None:
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             changed_since: Optional[str], paths: tuple, model: Optional[str],
             no_smoke: bool, static: bool, only: tuple, skip: tuple,
-            settings_file: Optional[Path], fmt: str, output: Optional[str],
+            settings_file: Optional[Path], fmt: str, output: tuple,
             json_file: Optional[str], fail_on: str, exit_zero: bool,
             torch_version: Optional[str], gather: bool = False,
             gather_timeout: float = 30.0) -> None:
@@ -193,10 +198,11 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
               settings_file=settings_file, model=model, torch_version=torch_version,
               static=static, scope=job_scope(repo, changed_since, paths, base))
-    refuse_empty(("--json", json_file), ("--output", output))
+    refuse_empty(("--json", json_file))
     json_path = expand_output_pattern(json_file) if json_file else None
-    out_path = expand_output_pattern(output) if output else None
-    outputs = [(o, p) for o, p in (("--json", json_path), ("--output", out_path)) if p]
+    files = plan_outputs(output, fmt)
+    outputs = [("--json", json_path)] if json_path else []
+    outputs += [(o.label, o.path) for o in files]
     check_outputs(outputs, job_inputs(job), job.repo)
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
@@ -216,14 +222,11 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                      on_done=progress)
         _end_progress(progress)
     _say_scope(job)
-    text = render(fmt, report) if fmt != "table" else _table(report, output is None)
     check_outputs(outputs, job_inputs(job), job.repo)  # again: now every file read is known
     if json_path:  # first: the job-log copy must not depend on stdout's reader
         write_output(json_path, render("json", report), job.repo)
-    if out_path:
-        write_output(out_path, text, job.repo)
-    else:
-        write_stdout(text)
+    write_outputs(files, fmt, lambda f, stream: render(f, report) if f != "table"
+                  else _table(report, stream is not None), job.repo)
     code = report.exit_code()
     sys.exit(0 if exit_zero else code)
 

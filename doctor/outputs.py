@@ -426,3 +426,53 @@ def write_stdout(text: str) -> None:
     except OSError as exc:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise InputError(f"cannot write to stdout: {exc.strerror}") from None
+
+
+class Output(NamedTuple):
+    """One --output: `FORMAT:FILE`, or a plain FILE that takes --format's output in
+    stdout's place (as before there were several)."""
+    label: str   # as given, for messages: "--output junit:doctor.xml"
+    fmt: str
+    path: str    # %j and %N expanded
+    plain: bool
+
+
+def plan_outputs(values: Iterable[str], fmt: str) -> list:
+    """The --output values as Outputs; InputError for one that names no file, or for two
+    plain files (each but one needs its FORMAT:). A value is `FORMAT:FILE` only when what
+    comes before its first colon is a format's name (`junit:r.xml`); anything else is a
+    path as it stands (`C:/r.xml`, `logs/a:b.json`; `./json:x` is a file named json:x)."""
+    from doctor.report import FORMATS
+
+    out: list = []
+    for value in values:
+        label = f"--output {value}"
+        head, colon, rest = value.partition(":")
+        if colon and head in FORMATS:
+            if not rest:
+                raise InputError(f"{label} names no file: --output {head}:FILE")
+            out.append(Output(label, head, expand_output_pattern(rest), False))
+        else:
+            refuse_empty(("--output", value))
+            out.append(Output(label, fmt, expand_output_pattern(value), True))
+    plain = [o.label for o in out if o.plain]
+    if len(plain) > 1:
+        raise InputError(f"{' and '.join(plain)}: only one --output takes --format's output; "
+                         "name the format of each other file (--output junit:FILE)")
+    return out
+
+
+def write_outputs(files: list, fmt: str, text_of: Callable, repo: Optional[Path] = None) -> None:
+    """Write each Output of plan_outputs (checked already by check_outputs), then --format's
+    output to stdout unless a plain --output took its place. `text_of(format, stream)`
+    renders a format for stdout's stream, or for a file (None). Every text is rendered
+    before the first is written: one that cannot be (a saved report a format cannot read)
+    leaves no file half the run's."""
+    texts = [(o.path, text_of(o.fmt, None)) for o in files]
+    if not any(o.plain for o in files):
+        texts.append(("", text_of(fmt, sys.stdout)))
+    for path, text in texts:
+        if path:
+            write_output(path, text, repo)
+        else:
+            write_stdout(text)

@@ -204,17 +204,25 @@ def _color() -> bool:
 @click.argument("report_file", metavar="REPORT")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="The output format.")
-def show_cmd(report_file: str, fmt: str) -> None:
+@click.option("--output", multiple=True, metavar="[FORMAT:]FILE", help="FORMAT:FILE writes "
+              "that format to FILE (junit:doctor.xml); repeat it for several. A plain FILE "
+              "takes --format's output instead of stdout.")
+def show_cmd(report_file: str, fmt: str, output: tuple = ()) -> None:
     """Render a saved report: a JSON report (`doctor run --json`) or a job log holding one
     (`doctor sbatch --force`). Exit 0, or 2 when REPORT is not one."""
-    from doctor.outputs import write_stdout
+    from doctor.outputs import check_outputs, plan_outputs, write_outputs
     from doctor.report import render
     from doctor.report.table_format import render as table
 
+    files = plan_outputs(output, fmt)
     saved = SavedReport(load_report(report_file))
-    write_stdout(read_as_report(
-        lambda: table(saved, color=_color()) if fmt == "table" else render(fmt, saved),
-        printable(report_file)))
+    check_outputs([(o.label, o.path) for o in files], [report_file])  # never over REPORT
+
+    def text_of(f: str, stream: Any) -> str:   # stream: stdout, or None for a file
+        return read_as_report(
+            lambda: table(saved, color=_color() if stream else False) if f == "table"
+            else render(f, saved), printable(report_file))
+    write_outputs(files, fmt, text_of)
 
 
 @click.command("diff")

@@ -194,9 +194,10 @@ def test_backticks_in_a_fix_command_cannot_close_the_markdown_code_block(tmp_pat
                       "--format", "markdown")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().endswith("sh")
-                 and line.strip().startswith("```"))
-    fence = lines[start].strip()[:-2]
+    # the fix's block (its language, if any, follows the fence: `sh` for commands, none
+    # for the lines of a job script to change)
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith("```"))
+    fence = lines[start].strip().rstrip("sh")
     assert len(fence) > 3
     body = lines[start + 1:lines.index(f"  {fence}", start + 1)]
     # the command is one a shell runs as written: the value stays quoted

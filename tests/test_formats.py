@@ -211,21 +211,81 @@ def test_the_sarif_schema_rejects_a_bad_level(report):
     assert sarif_errors(doc)
 
 
-def test_markdown_has_a_summary_table_and_the_fixes(report):
+def test_markdown_leads_with_the_failures_and_folds_the_rest(report):
     md = render("markdown", report)
     lines = md.splitlines()
     assert lines[0] == "## ❌ doctor: fail"  # a failure outranks an error
-    table = [ln for ln in lines if ln.startswith("| ")]
-    assert len(table) == 1 + len(IDS)  # header + one row per check
-    assert all(ln.count(" | ") == 3 for ln in table[1:]), table  # pipes in text are escaped
-    row = "| ❌ fail | `fmt-fail-located` | error | token *** leaks <here> & \"there\" (+1 more) |"
-    assert row in lines
-    assert "### ❌ `fmt-fail-located` — Fails at a line" in lines
+    # the warning is counted as a warning, not as a failure
+    assert lines[2].startswith("1 error, 1 warning, 1 passed, 2 skipped, 1 could not complete "
+                               "in "), lines[2]
+    # errors, then the check that could not complete, then warnings: before anything else
+    heads = [ln for ln in lines if ln.startswith("### ")]
+    assert heads == ["### ❌ `fmt-fail-located` — Fails at a line",
+                     "### 💥 `fmt-error` — Cannot complete",
+                     "### ⚠️ `fmt-fail-unlocated` — Fails as a warning"]
     assert "- `slurm/job.sbatch:7` token *** leaks <here> & \"there\"" in lines
+    assert "- `configs/a b.yaml` second | finding" in lines
     assert "  - **Fix:** Remove the token." in lines
     assert "  sed -i 7d slurm/job.sbatch" in lines
     assert "The check could not complete: RuntimeError: probe exploded" in md
-    assert "fmt-pass` — " not in md  # details only for what needs attention
+    # passing and skipped checks: folded away, after the failures, under a neutral label
+    # and without their problem titles
+    fold = lines.index("<details>")
+    assert fold > lines.index(heads[-1])
+    assert lines[fold + 1] == "<summary>1 passed, 2 skipped</summary>"
+    table = [ln for ln in lines[fold:] if ln.startswith("| ")]
+    assert len(table) == 1 + 3  # header, and pass + skip + waived
+    assert all(ln.count(" | ") == 2 for ln in table[2:]), table  # pipes in text are escaped
+    assert "| ✅ pass | `fmt-pass` |  |" in lines
+    assert "| ⏭️ skip | `fmt-skip` | not a ROCm job |" in lines
+    assert "Passes" not in md and "fmt-pass` — " not in md
+
+
+def test_github_annotations_are_escaped_workflow_commands(report):
+    out = render("github", report).splitlines()
+    # one command per finding, errors first, then the check that could not complete
+    # (an error too), then the warning; then the summary, which is no command
+    assert [ln.split(" ", 1)[0] for ln in out] == ["::error", "::error", "::error",
+                                                   "::warning", "doctor:"]
+    first = out[0]
+    repo = report.doc()["inputs"]["repo"]
+    # the file is absolute (the runner makes it relative to the workspace); `:` and `,`
+    # in a property are escaped, so the title cannot end it or start another
+    assert first.startswith(f"::error file={repo}/slurm/job.sbatch,line=7,"
+                            "title=doctor fmt-fail-located%3A Fails at a line::")
+    # the message: CR/LF/% escaped, so the fix stays in the one annotation
+    assert first.endswith("::token *** leaks <here> & \"there\"%0ARemove the token.%0A"
+                          "$ sed -i 7d slurm/job.sbatch"), first
+    assert out[1].startswith(f"::error file={repo}/configs/a b.yaml,title=")
+    assert out[2].startswith("::error title=doctor fmt-error%3A the check could not complete::"
+                             "RuntimeError: probe exploded")
+    # a control character from the user's text is shown, never acted on
+    assert out[3] == ("::warning title=doctor fmt-fail-unlocated%3A Fails as a warning::"
+                      "no location here\\x01")
+    assert out[4] == ("doctor: 1 error, 1 warning, 1 passed, 2 skipped, 1 could not complete "
+                      "(exit 1)")
+
+
+def test_github_escaping_follows_the_runner():
+    from doctor.report.github_format import command
+
+    line = command("warning", "50% done\r\nnext::x", "a: b, c%", "dir,x/a:b.sh", 3)
+    assert line == ("::warning file=dir%2Cx/a%3Ab.sh,line=3,title=a%3A b%2C c%25::"
+                    "50%25 done%0D%0Anext::x")
+    # what the runner reads back (actions/runner ActionCommand.cs: properties split at
+    # `,` and `=`, then unescaped; the message after the first `::` past the command)
+    head, data = line[2:].split("::", 1)
+    props = dict(p.split("=", 1) for p in head.split(" ", 1)[1].split(","))
+
+    def unescape(text):
+        for code, char in (("%0D", "\r"), ("%0A", "\n"), ("%3A", ":"), ("%2C", ","),
+                           ("%25", "%")):
+            text = text.replace(code, char)
+        return text
+
+    assert {k: unescape(v) for k, v in props.items()} == {
+        "file": "dir,x/a:b.sh", "line": "3", "title": "a: b, c%"}
+    assert unescape(data) == "50% done\r\nnext::x"
 
 
 @pytest.mark.parametrize("fmt", ["junit", "sarif", "markdown"])

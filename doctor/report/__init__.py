@@ -7,9 +7,17 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Any
+from typing import Any, Optional
 
-FORMATS = ("table", "json", "junit", "sarif", "markdown")
+FORMATS = ("table", "json", "junit", "sarif", "markdown", "github")
+
+# The project's repository (docs/ci.md's pre-commit `repo:`) and its docs: the one place
+# the formats' links come from (SARIF's informationUri and helpUri, the docs link of
+# every finding). `main`, not a version tag: a page keeps its name across releases.
+REPO_URL = "https://github.com/slurm-torch-doctor/doctor"
+DOCS_URL = f"{REPO_URL}/blob/main/docs"
+# results the runner makes itself, documented on a page of their own
+_OWN_PAGES = {"waiver-expired": "quickstart.md#settings"}
 
 
 def render(fmt: str, report) -> str:
@@ -57,6 +65,41 @@ def summary_counts(doc: dict) -> dict:
 
     counts = doc["summary"]["counts"]
     return dict(counts) if "warning" in counts else count_results(doc["results"])
+
+
+def counts_phrase(doc: dict) -> str:
+    """`2 errors, 3 warnings, 25 passed, 2 skipped`: the counts of checks as the table's
+    summary line says them (warnings apart from errors; the skipped, those that could not
+    complete and the findings suppressed only when there are some)."""
+    if not doc["results"]:
+        return "no checks ran"
+    c = summary_counts(doc)
+    hidden = sum(len(r.get("suppressed") or []) for r in doc["results"])
+    parts = [_n(c["fail"], "error"), _n(c["warning"], "warning"), f"{c['pass']} passed"]
+    parts += [f"{c['skip']} skipped"] if c["skip"] else []
+    parts += [f"{c['error']} could not complete"] if c["error"] else []
+    parts += [f"{hidden} suppressed"] if hidden else []
+    return ", ".join(parts)
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def docs_url(check_id: str) -> Optional[str]:
+    """The page of a built-in check (docs/checks/<id>.md, written by `doctor docs`), or
+    None for a check of a third-party pack, which has no page here (`doctor explain
+    <id>` still shows its docstring)."""
+    from doctor.registry import get
+
+    if check_id in _OWN_PAGES:
+        return f"{DOCS_URL}/{_OWN_PAGES[check_id]}"
+    spec = get(check_id)
+    # the built-in checks' modules: checks.* in the source tree's layout, doctor.checks.*
+    # once installed under the doctor's own name
+    if spec is None or not spec.module.startswith(("checks.", "doctor.checks.")):
+        return None
+    return f"{DOCS_URL}/checks/{check_id}.md"
 
 
 def where(finding: dict, quote: str = "") -> str:

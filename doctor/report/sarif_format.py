@@ -12,10 +12,9 @@ import json
 from pathlib import Path
 from urllib.parse import quote
 
-from doctor.report import printable
+from doctor.report import REPO_URL, docs_url, printable, summary_counts
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFO_URI = "https://github.com/slurm-torch-doctor/doctor"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -25,9 +24,15 @@ def _rule(result: dict) -> dict:
     spec = get(result["id"])
     rule: dict = {"id": result["id"], "name": _camel(result["id"]),
                   "shortDescription": {"text": printable(result["title"])}}
+    url = docs_url(result["id"])
+    if url:
+        rule["helpUri"] = url
     if spec is not None:
         rule["fullDescription"] = {"text": spec.summary}
-        rule["help"] = {"text": spec.doc, "markdown": spec.doc}
+        # GitHub code scanning shows `help` and not helpUri: the link goes in both
+        more = f"\n\n{url}" if url else ""
+        rule["help"] = {"text": spec.doc + more,
+                        "markdown": spec.doc + (f"\n\n[The check's page]({url})" if url else "")}
         rule["defaultConfiguration"] = {"level": LEVELS[str(spec.severity)]}
         rule["properties"] = {"tags": list(spec.tags), "needs": list(spec.needs),
                               "static": spec.static}
@@ -67,14 +72,17 @@ def _fallback_location(doc: dict) -> list:
     return []
 
 
-def _message(f: dict) -> str:
+def _message(f: dict, url: "str | None") -> str:
     """The finding as a viewer shows it: message, fix and commands on lines of their own,
-    each escaped (printable) so that none can start another or hide in control codes."""
+    each escaped (printable) so that none can start another or hide in control codes;
+    then the check's docs page."""
     text = printable(f["message"])
     if f.get("fix"):
         text += f"\nFix: {printable(f['fix'])}"
     if f.get("commands"):
         text += "\n" + "\n".join(f"$ {printable(c)}" for c in f["commands"])
+    if url:
+        text += f"\nDocs: {url}"
     return text
 
 
@@ -106,10 +114,11 @@ def render(report) -> str:
         index[r["id"]] = len(rules)
         rules.append(_rule(r))
         if r["status"] == "fail":
+            url = rules[-1].get("helpUri")
             for f in r["findings"]:
                 res = {"ruleId": r["id"], "ruleIndex": index[r["id"]],
                        "level": LEVELS.get(f.get("severity") or r["severity"], "warning"),
-                       "message": {"text": _message(f)}}
+                       "message": {"text": _message(f, url)}}
                 locs = [_location(f["location"])] if f.get("location") else \
                     _fallback_location(doc)
                 if locs:
@@ -127,13 +136,14 @@ def render(report) -> str:
     run: dict = {
         "tool": {"driver": {"name": "doctor", "version": doc["tool"]["version"],
                             "semanticVersion": doc["tool"]["version"],
-                            "informationUri": INFO_URI, "rules": rules}},
+                            "informationUri": REPO_URL, "rules": rules}},
         "invocations": [{"executionSuccessful": not notifications,
                          "exitCode": doc["summary"]["exit_code"],
                          "startTimeUtc": doc["started_at"],
                          "toolExecutionNotifications": notifications}],
         "results": results,
-        "properties": {"summary": doc["summary"], "host": doc["host"]},
+        "properties": {"summary": {**doc["summary"], "counts": summary_counts(doc)},
+                       "host": doc["host"]},
     }
     if repo:
         run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": Path(repo).as_uri() + "/"}}
