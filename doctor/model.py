@@ -201,6 +201,20 @@ class Finding:
         return out
 
 
+@dataclass(frozen=True)
+class Suppressed:
+    """A finding something accepted (doctor/suppress.py): `by` is inline,
+    per-file-ignores or baseline; `reason` says why (the comment's text, the glob, the
+    baseline file)."""
+
+    finding: Finding
+    by: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return {**self.finding.to_dict(), "suppressed_by": self.by, "reason": self.reason}
+
+
 @dataclass
 class Result:
     id: str
@@ -211,6 +225,7 @@ class Result:
     reason: Optional[str] = None
     duration_s: float = 0.0
     steps: list = field(default_factory=list)   # the job steps it judged ("a.sbatch:17")
+    suppressed: list = field(default_factory=list)  # Suppressed: accepted findings
 
     def to_dict(self) -> dict:
         out = {
@@ -224,6 +239,8 @@ class Result:
         }
         if self.steps:   # additive: only a check that read a job step has it
             out["steps"] = list(self.steps)
+        if self.suppressed:   # additive: the findings a comment, a glob or a baseline accepted
+            out["suppressed"] = [s.to_dict() for s in self.suppressed]
         return out
 
 

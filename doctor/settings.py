@@ -31,6 +31,8 @@ SCHEMA: dict = {
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
               "world_size": int, "backend": str},
     "waivers": list,
+    # glob → the check ids or tags accepted in the files it matches (doctor/suppress.py)
+    "per-file-ignores": dict,
 }
 
 MAX_SECONDS = 86400  # a day: a longer deadline is a mistake (and inf overflows the timers)
@@ -168,6 +170,7 @@ class Settings:
     site: dict = field(default_factory=dict)
     smoke: dict = field(default_factory=dict)
     waivers: list = field(default_factory=list)
+    per_file_ignores: dict = field(default_factory=dict)   # glob → [check id or tag]
 
 
 def load_settings(repo: Path, explicit: Optional[Path] = None) -> Settings:
@@ -284,6 +287,7 @@ def parse_settings(data: Any, where: str) -> Settings:
         if not isinstance(opts, dict):
             raise InputError(f"{where}: options.{check_id} must be a mapping")
     s.waivers = [_waiver(w, i, where) for i, w in enumerate(data.get("waivers") or [])]
+    s.per_file_ignores = _per_file_ignores(data.get("per-file-ignores") or {}, where)
     return s
 
 
@@ -382,3 +386,18 @@ def _waiver(w: Any, i: int, where: str) -> Waiver:
             raise InputError(f"{where}: waivers[{i}].expires: {expires!r} is not a "
                              "date (YYYY-MM-DD)") from None
     return Waiver(check=str(w["check"]), reason=str(w["reason"]), expires=expires)
+
+
+def _per_file_ignores(data: dict, where: str) -> dict:
+    """`per-file-ignores: {GLOB: [ID, ...]}`, as ruff's: a glob relative to the repo root
+    and a list of check ids or tags (checked against the registry by doctor.runner)."""
+    out = {}
+    for glob, items in data.items():
+        if not _text(glob) or os.path.isabs(glob) or ".." in glob.split("/"):
+            raise InputError(f"{where}: per-file-ignores: {glob!r} is not a glob relative "
+                             "to the repo root, such as tests/** or scripts/*.sh")
+        if not isinstance(items, list) or not items or not all(_text(i) for i in items):
+            raise InputError(f"{where}: per-file-ignores: {glob}: {items!r} is not a list of "
+                             "check ids or tags")
+        out[glob] = [i.strip() for i in items]
+    return out

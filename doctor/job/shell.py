@@ -41,7 +41,7 @@ class Expanded:
         return not self.unresolved
 
 
-def split_commands(text: str, first_line: int = 1) -> list:
+def split_commands(text: str, first_line: int = 1, comments: Optional[list] = None) -> list:
     """[(line, [raw words])] for each simple command, in order.
 
     Backslash-newline joins lines; `;`, `&&`, `||`, `|`, `&` and newlines
@@ -53,7 +53,8 @@ def split_commands(text: str, first_line: int = 1) -> list:
     Linear in the text: one regex (_TOKEN) takes whole words, blanks, operators
     and comments; Python only steps in for nested substitutions, unclosed quotes,
     here-documents and line continuations. A line's number is counted from the
-    text's offsets, once per command.
+    text's offsets, once per command. `comments`: a list that gets (offset, text) of
+    each comment, offsets into the text with CRLF read as LF (doctor/suppress.py).
     """
     text = text.replace("\r\n", "\n")
     heredocs: list = []  # (delimiter, strip leading tabs) still to skip at the next newline
@@ -87,6 +88,8 @@ def split_commands(text: str, first_line: int = 1) -> list:
                     parts.append("#")
                     pos = m.start() + 1
                     break
+                if comments is not None:
+                    comments.append((m.start(), m.group("c")))
             elif kind == "o" and parts and m.group()[0] == "&" and parts[-1][-1] in "<>":
                 parts.append("&")             # `>&` with a line continuation between
                 pos = m.start() + 1
