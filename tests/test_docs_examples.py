@@ -73,6 +73,8 @@ def test_the_pages_commands_run_the_pages_check(page, installed, tmp_path):
     assert "Why it matters" in explained.stdout and "#SBATCH --time" in explained.stdout
     assert ran.returncode == 1, (ran.stdout, ran.stderr)
     assert "slurm/train.sbatch" in ran.stdout and "sets no --time" in ran.stdout, ran.stdout
+    # the line to add is shown as a line for the job script, not as a `$ command`
+    assert "#SBATCH --time=04:00:00" in ran.stdout and "$ #SBATCH" not in ran.stdout
 
 
 def report(repo, env: dict) -> tuple:
@@ -88,7 +90,9 @@ def test_the_finding_names_the_job_script_and_a_time_limit_passes(installed, tmp
     assert (code, result["status"], result["severity"]) == (1, "fail", "error")
     [finding] = result["findings"]
     assert finding["location"] == {"path": "slurm/train.sbatch", "line": 1}
-    assert "#SBATCH --time=04:00:00" in finding["fix"]
+    assert finding["fix_options"] == [{"title": None, "steps": [
+        {"kind": "add", "lines": ["#SBATCH --time=04:00:00"], "file": "slurm/train.sbatch",
+         "line": None, "where": "after the #SBATCH lines"}]}]
 
     code, result = report(make_repo(tmp_path / "good", time_line="#SBATCH -t 04:00:00\n"),
                           installed)
