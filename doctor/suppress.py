@@ -35,6 +35,9 @@ INLINE, PER_FILE, BASELINE = "inline", "per-file-ignores", "baseline"
 BASELINE_VERSION = 1
 MAX_BASELINE_BYTES = 256 * 1024 * 1024   # as `doctor diff` reads a report (reports_cli)
 INVALID_ID = "ignore-comment-invalid"
+# results about the doctor's own settings and comments, which the runner adds after the
+# checks: fixed where they are written, never accepted by a baseline
+NOT_BASELINED = {INVALID_ID, "waiver-expired"}
 
 PYTHON = (".py", ".pyi")
 YAML = (".yaml", ".yml")
@@ -255,6 +258,8 @@ def baseline_text(doc: dict) -> tuple:
     where they are written."""
     found = []
     for r in doc.get("results") or []:
+        if r["id"] in NOT_BASELINED:
+            continue
         kept = list(r.get("findings") or []) + [
             f for f in r.get("suppressed") or [] if f.get("suppressed_by") == BASELINE]
         for f in kept:
@@ -315,7 +320,7 @@ class Suppressor:
         if rel is not None and not _repo_rel(rel):
             rel = None
         if rel is not None and f.location and f.location.line:
-            for c in self._comments_for(rel, f.location.line):
+            for c in self._comments_for(rel, f.location.line, spec):
                 if c.ids and any(i != "all" and selects(i, spec) for i in c.ids):
                     return INLINE, c.reason or "no reason given"
         if rel is not None:
@@ -339,7 +344,7 @@ class Suppressor:
         return finding_key(check_id, redact(f.to_dict(), self._secrets))
 
     # -- the comments
-    def _comments_for(self, rel: str, line: int) -> list:
+    def _comments_for(self, rel: str, line: int, spec: Any) -> list:
         """The ignore comments that speak for a finding on `line`: one on that line, or a
         comment alone on the line above. Those that name no check are noted."""
         found = self._file(rel)
@@ -347,7 +352,7 @@ class Suppressor:
         for c in (found.get(line), found.get(line - 1)):
             if c is None or (c.line == line - 1 and not c.own_line):
                 continue
-            self._note_invalid(rel, c)
+            self._note_invalid(rel, c, spec)
             out.append(c)
         return out
 
@@ -367,29 +372,33 @@ class Suppressor:
         scripts = {s.rel for s in getattr(self.job, "scripts", ())}
         return comments_in(rel, data, shell=rel in scripts)
 
-    def _note_invalid(self, rel: str, c: Comment) -> None:
-        from doctor.names import did_you_mean, unknown_names, vocabulary
+    def _note_invalid(self, rel: str, c: Comment, spec: Any) -> None:
+        from doctor.names import did_you_mean, selects, unknown_names, vocabulary
         from doctor.registry import all_checks
 
         if c.ids:
+            others = [i for i in c.ids if i == "all" or not selects(i, spec)]
+            if not others:   # it names this check: the registry need not be read
+                return
             specs = all_checks()
-            bad = [i for i in unknown_names(c.ids, specs) if i != "all"]
+            bad = [i for i in unknown_names(others, specs) if i != "all"]
             if "all" in c.ids:
                 bad.append("all")
             if not bad:
                 return
             said = "; ".join(
-                "`all` names every check: name the checks" if i == "all" else
-                f"{i!r} is no check id or tag{did_you_mean(i, vocabulary(specs))}"
+                "`all` would hide every check's findings: name the checks" if i == "all"
+                else f"{i!r} is no check id or tag{did_you_mean(i, vocabulary(specs))}"
                 for i in bad)
-            msg = f"`{c.text}` suppresses nothing for {', '.join(map(repr, bad))}: {said}"
+            msg = f"`{c.text}` suppresses nothing: {said}"
         else:
+            bad = []
             msg = f"`{c.text}` names no check, so it suppresses nothing"
         finding = Finding(
             msg, location=Location(rel, c.line),
             fix="Name the check in brackets: `# doctor: ignore[CHECK-ID] why` (`doctor list` "
                 "lists the ids; docs/suppress.md).",
-            data={"comment": c.text, "unknown": [i for i in (c.ids or ())]})
+            data={"comment": c.text, "unknown": bad})
         with self._lock:
             self._invalid.setdefault((rel, c.line), finding)
 
@@ -456,8 +465,8 @@ def baseline_options(write: bool, output_help: str = "") -> Any:
                          "as suppressed (-v, JSON).")]
     if write:
         opts.append(click.option("--write-baseline", metavar="FILE", help="Write this "
-                                 "run's findings to FILE as a baseline that accepts them; "
-                                 "exit 0 unless a check could not complete. " + output_help))
+                                 "run's findings to FILE as a baseline that accepts them "
+                                 "(the report shows them accepted). " + output_help))
 
     def apply(fn: Any) -> Any:
         for opt in reversed(opts):
@@ -478,17 +487,34 @@ def use_baseline(job: Any, baseline: Optional[str],
     return [("--write-baseline", write_baseline)] if write_baseline else []
 
 
-def write_baseline(path: str, report: Any, repo: Path) -> int:
-    """Write the baseline (outputs.write_output: whole or not at all, never over an
-    input); the exit code: 0, as its findings are accepted now, unless a check could not
-    complete (3)."""
+def accept_all(report: Any, path: str) -> tuple:
+    """--write-baseline: (the baseline's text, its findings), and the report's findings
+    are accepted by it now, as `--baseline` will accept them: the report, its summary
+    and the exit code say what the next run with that baseline says."""
+    from doctor.report import printable
+
+    text, n = baseline_text(report.doc())
+    for r in report.results:
+        if r.id in NOT_BASELINED or not r.findings:
+            continue
+        r.suppressed = [*r.suppressed, *(
+            Suppressed(f, BASELINE, f"in the baseline {printable(path)} (written by this run)")
+            for f in r.findings)]
+        r.findings = []
+        if r.status is Status.FAIL:
+            r.status = Status.PASS
+    return text, n
+
+
+def write_baseline(path: str, written: tuple, repo: Path) -> None:
+    """Write accept_all's baseline (outputs.write_output: whole or not at all, never over
+    an input) and say so on stderr."""
     import click
 
     from doctor.outputs import write_output
     from doctor.report import printable
 
-    text, n = baseline_text(report.doc())
+    text, n = written
     write_output(path, text, repo)
     click.echo(f"doctor: wrote {n} finding{'s' * (n != 1)} to {printable(path)}; "
                f"`doctor run --baseline {printable(path)}` fails only on new ones", err=True)
-    return 3 if any(r.status is Status.ERROR for r in report.results) else 0
