@@ -1,9 +1,10 @@
 """GitHub Actions annotations: one workflow command per finding.
 
 `::error file=PATH,line=N,title=TITLE::MESSAGE` (`::warning` for a warning, `::notice`
-for info), errors first: GitHub shows the first 10 annotations of each level of a step
-on the run's summary and on the pull request's diff. A check that could not complete is
-an `::error` without a file. Then one plain summary line.
+for info), errors first: GitHub shows 10 annotations of each level per step and 50 per
+job (actions/toolkit docs/problem-matchers.md), on the run's summary and on the pull
+request's diff, so the errors must come before the warnings. A check that could not
+complete is an `::error` without a file. Then one plain summary line.
 
 Escaping is the runner's own (actions/runner ActionCommand.cs): in the message `%`, CR
 and LF become %25, %0D, %0A; in a property also `:` and `,` (%3A, %2C), which would

@@ -3,9 +3,10 @@
 fail at error severity → <failure>, error → <error>, skip (and waived) → <skipped>
 with the reason. A warning (a failure below error severity) is a passing testcase whose
 findings are its <system-out>: a CI UI counts every <failure> as a failed test, and a
-warning must not turn a green merge request's tests red; GitLab and Jenkins show a
-testcase's <system-out> (GitLab reads no <properties>). Validated in the tests against
-Jenkins' junit-10.xsd.
+warning must not turn a green merge request's tests red. <system-out>, not properties:
+Jenkins shows it as the test's standard output, and GitLab parses it (no testcase
+<properties>), though it shows a passing test's output nowhere yet (docs/report.md).
+Validated in the tests against Jenkins' junit-10.xsd.
 """
 from __future__ import annotations
 
