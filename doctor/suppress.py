@@ -328,9 +328,9 @@ class Suppressor:
             for rule in self.rules:
                 if (rule.match(rel) or (rule.basename and rule.match(name))) and \
                         any(selects(i, spec) for i in rule.items):
-                    return PER_FILE, f"per-file-ignores: {rule.glob}"
+                    return PER_FILE, rule.glob
         if self.baseline is not None and self.baseline.take(self._key(spec.id, f)):
-            return BASELINE, f"in the baseline {self.baseline.name}"
+            return BASELINE, self.baseline.name
         return None
 
     def _key(self, check_id: str, f: Finding) -> tuple:
@@ -498,7 +498,7 @@ def accept_all(report: Any, path: str) -> tuple:
         if r.id in NOT_BASELINED or not r.findings:
             continue
         r.suppressed = [*r.suppressed, *(
-            Suppressed(f, BASELINE, f"in the baseline {printable(path)} (written by this run)")
+            Suppressed(f, BASELINE, f"{printable(path)} (written by this run)")
             for f in r.findings)]
         r.findings = []
         if r.status is Status.FAIL:
