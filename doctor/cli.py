@@ -134,10 +134,13 @@ def input_options(files: bool):
                               "(docs/ci.md)."),
                  click.argument("paths", nargs=-1, metavar="[FILE]...",
                                 type=click.Path(path_type=Path))]
-    opts += [click.option("--only", multiple=True,
-                          help="Comma-separated check ids or tags to run."),
-             click.option("--skip", multiple=True,
-                          help="Comma-separated check ids or tags to leave out."),
+    # --select/--ignore are the settings' words (select:, ignore:) and ruff's; --only and
+    # --skip stay as aliases (DESIGN.md §3)
+    opts += [click.option("--select", "--only", "only", multiple=True,
+                          help="Comma-separated check ids, tags, or prefixes of whole words "
+                          "of ids (`rsync`: every rsync-… check) to run."),
+             click.option("--ignore", "--skip", "skip", multiple=True,
+                          help="Comma-separated check ids, tags or id prefixes to leave out."),
              click.option("--settings", "settings_file", type=click.Path(path_type=Path),
                           help="Settings file (default: <repo>/doctor.yaml, else "
                           "[tool.doctor] in <repo>/pyproject.toml)."),
@@ -152,10 +155,15 @@ def input_options(files: bool):
     return apply
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True)
 @click.version_option(__version__, prog_name="doctor")
 def cli() -> None:
     """Pre-flight checks for distributed PyTorch jobs on Slurm clusters."""
+    ctx = click.get_current_context()
+    if ctx.invoked_subcommand is None:   # bare `doctor`: the help, as it is (a usage error)
+        click.echo(ctx.get_help(), err=True)
+        sys.exit(2)
     begin_command()  # the fds given (--output /dev/fd/N), the record of files read
     click.get_current_context().call_on_close(end_command)
 
@@ -370,44 +378,75 @@ def _still_failing(report) -> int:
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
               show_default=True)
 def list_cmd(fmt: str) -> None:
-    """Every check: id, severity, title, tags, needs."""
+    """Every check: id, severity, title, tags, needs.
+
+    The severity is what the check's findings can be: `error/warning` for a check that
+    reports both (doctor/reported.py); JSON: `severity` as registered, `severities` all."""
     from tabulate import tabulate
 
     from doctor.registry import all_checks
+    from doctor.reported import severities
 
     specs = all_checks()
     if fmt == "json":
-        click.echo(json.dumps([{"id": s.id, "severity": str(s.severity), "title": s.title,
-                                "tags": list(s.tags), "needs": list(s.needs),
-                                "static": s.static} for s in specs], indent=2))
+        click.echo(json.dumps([{"id": s.id, "severity": str(s.severity),
+                                "severities": [str(v) for v in severities(s)],
+                                "title": s.title, "tags": list(s.tags),
+                                "needs": list(s.needs), "static": s.static} for s in specs],
+                              indent=2))
         return
-    rows = [[s.id, str(s.severity), "yes" if s.static else "", ",".join(s.tags),
-             ",".join(s.needs), s.title] for s in specs]
+    rows = [[s.id, "/".join(str(v) for v in severities(s)), "yes" if s.static else "",
+             ",".join(s.tags), ",".join(s.needs), s.title] for s in specs]
     click.echo(tabulate(rows, headers=["id", "severity", "static", "tags", "needs", "title"]))
 
 
 @cli.command("explain")
-@click.argument("check_id")
-def explain_cmd(check_id: str) -> None:
-    """Print a check's full documentation; `doctor explain site`: the built-in site profiles."""
+@click.argument("names", nargs=-1, required=True, metavar="ID|PREFIX|TAG|site [PROFILE]...")
+def explain_cmd(names: tuple) -> None:
+    """Print a check's full documentation (an id, a prefix of whole words of ids, or a
+    tag: each check it names), or a site profile's (`doctor explain lumi`; `doctor
+    explain site` lists them)."""
+    from doctor import sites
     from doctor.docs import check_markdown
-    from doctor.registry import get
+    from doctor.names import did_you_mean, selects, vocabulary
+    from doctor.registry import all_checks
 
-    if check_id == "site":
-        from doctor import sites
-
-        for name in sites.known():
+    profiles = sites.known()
+    if names[0] == "site" and len(names) == 1:
+        for name in profiles:
             data = sites.load(name)
             click.echo(f"{name}: {data.get('name', name)}: {data.get('summary', '')}")
-        click.echo("Choose one with `site: NAME` in doctor.yaml; see docs/site-profiles.md.")
+        click.echo("Explain one with `doctor explain NAME`; choose it with `site: NAME` in "
+                   "doctor.yaml; see docs/site-profiles.md.")
         return
-    spec = get(check_id)
-    if spec is None:
-        raise InputError(f"unknown check id {check_id!r} (see `doctor list`)")
-    click.echo(check_markdown(spec))
+    names = names[1:] if names[0] == "site" else names
+    specs = all_checks()
+    pages = []
+    for name in names:
+        chosen = [s for s in specs if s.id == name] or [s for s in specs if selects(name, s)]
+        if chosen:
+            pages += [check_markdown(s) for s in chosen]
+        elif name in profiles:
+            pages.append(_profile_text(name))
+        else:
+            raise InputError(f"unknown check id {name!r}"
+                             f"{did_you_mean(name, vocabulary(specs) | set(profiles))} "
+                             "(see `doctor list`; site profiles: `doctor explain site`)")
+    click.echo("\n".join(pages))
 
 
-@cli.command("docs")
+def _profile_text(name: str) -> str:
+    """A site profile as written: every value with its source beside it."""
+    from doctor.settings import SITES_DIR
+
+    text = (SITES_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+    return (text.rstrip("\n") + f"\n\n# Use it with `site: {name}` in doctor.yaml (or it is "
+            "detected on the cluster's login nodes); see docs/site-profiles.md.")
+
+
+# A developer's command (`python -m doctor.docs` runs it too): it writes the source tree's
+# docs/checks, which an installed copy has not, so it is left out of `doctor --help`.
+@cli.command("docs", hidden=True)
 @click.option("--check", "check_only", is_flag=True,
               help="Write nothing; exit 1 when docs/checks is stale.")
 @click.option("--out", type=click.Path(path_type=Path),
@@ -571,6 +610,19 @@ def _usable_streams() -> None:
         sys.stdout.reconfigure(errors="replace")
 
 
+def _said(exc: click.ClickException) -> str:
+    """Click's message; for an unknown option, the nearest of the command's own options
+    compared without their dashes (click's own list offers `--help` for `--selet`)."""
+    if not isinstance(exc, click.exceptions.NoSuchOption) or exc.ctx is None:
+        return exc.format_message()
+    from doctor.names import did_you_mean
+
+    opts = [o for p in exc.ctx.command.params for o in [*p.opts, *p.secondary_opts]
+            if o.startswith("--")] + ["--help"]
+    near = did_you_mean(exc.option_name.lstrip("-"), [o[2:] for o in opts])
+    return f"No such option {exc.option_name!r}" + near.replace(" '", " '--")
+
+
 @guard_streams()  # every text that reaches stdout or stderr is scrubbed of secrets
 def main(argv: Optional[list] = None) -> None:
     """Entry point: bad input is one line on stderr and exit 2, never a traceback."""
@@ -587,7 +639,7 @@ def main(argv: Optional[list] = None) -> None:
         click.echo("doctor: interrupted", err=True)
         sys.exit(interrupted_exit_code())
     except click.ClickException as exc:
-        click.echo(f"doctor: error: {printable(mask_text(exc.format_message()))}", err=True)
+        click.echo(f"doctor: error: {printable(mask_text(_said(exc)))}", err=True)
         sys.exit(2)
     except (InputError, RegistryError) as exc:
         click.echo(f"doctor: error: {printable(mask_text(str(exc)))}", err=True)

@@ -191,3 +191,11 @@ def write_pages(out_dir: Path, pages: dict) -> list:
     except OSError as exc:
         raise InputError(f"cannot write the pages to {out_dir}: {exc.strerror}") from None
     return changed
+
+
+if __name__ == "__main__":   # the developer's command: python -m doctor.docs [--check] [--out DIR]
+    import sys
+
+    from doctor.cli import main
+
+    main(["docs", *sys.argv[1:]])

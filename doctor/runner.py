@@ -16,7 +16,8 @@ from doctor.job.context import Job
 from doctor.errors import InputError
 from doctor.job.closure import cap
 from doctor.model import Finding, Pass, Report, Result, Severity, Skip, Status
-from doctor.registry import CheckSpec, all_checks, checks_named, node_fact
+from doctor.names import did_you_mean, selects, unknown_names, vocabulary
+from doctor.registry import LIVE_NEEDS, CheckSpec, all_checks, checks_named, node_fact
 from doctor.secrets import secret_values
 from doctor.settings import check_option
 
@@ -35,26 +36,52 @@ node_fact("env")(lambda job: job.fact("env"))
 
 def select(specs: list, *, only: Iterable[str] = (), skip: Iterable[str] = (),
            select_: Iterable[str] = ("all",), ignore: Iterable[str] = (),
-           static: bool = False, no_smoke: bool = False) -> list:
-    """The checks to run, in registry order. Unknown ids or tags → InputError."""
-    names = {s.id for s in specs} | {t for s in specs for t in s.tags} | {"all"}
-    for source, items in (("--only", only), ("--skip", skip), ("select", select_),
-                          ("ignore", ignore)):
-        for item in items:
-            if item not in names:
-                raise InputError(f"{source}: unknown check id or tag {item!r} "
-                                 "(see `doctor list`)")
+           static: bool = False, no_smoke: bool = False, where: Optional[str] = None) -> list:
+    """The checks to run, in registry order. An item is a check id, a tag or a prefix of
+    whole words of ids (doctor/names.py). An unknown item, or a selection that leaves no
+    check to run, is an InputError (exit 2): a run of nothing would say PASS.
+    `where`: the settings file `select_` and `ignore` come from."""
+    only, skip, select_, ignore = list(only), list(skip), list(select_), list(ignore)
+    said = {"only": f"--select {','.join(only)}", "skip": f"--ignore {','.join(skip)}",
+            "select": f"{where or 'settings'}: select: [{', '.join(select_)}]",
+            "ignore": f"{where or 'settings'}: ignore: [{', '.join(ignore)}]"}
+    for source, items in (("--select", only), ("--ignore", skip),
+                          (f"{where or 'settings'}: select", select_),
+                          (f"{where or 'settings'}: ignore", ignore)):
+        for item in unknown_names(items, specs):
+            raise InputError(f"{source}: unknown check id or tag {item!r}"
+                             f"{did_you_mean(item, vocabulary(specs))} (see `doctor list`)")
 
     def matches(spec: CheckSpec, items: Iterable[str]) -> bool:
-        return any(i == "all" or i == spec.id or i in spec.tags for i in items)
+        return any(selects(i, spec) for i in items)
 
-    chosen = [s for s in specs if matches(s, list(only) or list(select_))]
-    chosen = [s for s in chosen if not matches(s, list(skip) + list(ignore))]
+    chose = said["only"] if only else said["select"]
+    chosen = [s for s in specs if matches(s, only or select_)]
+    if not chosen:
+        raise InputError(f"{chose} selects no check")
+    left = [s for s in chosen if not matches(s, skip + ignore)]
+    if not left:
+        dropped = " and ".join(said[k] for k, v in (("skip", skip), ("ignore", ignore)) if v)
+        raise InputError(f"{chose} and {dropped} leave no check to run")
+    chosen = left
     if static:
         chosen = [s for s in chosen if s.static]
+        if not chosen:
+            raise InputError(f"--static runs only the checks that need no live node, and "
+                             f"{chose} selects none of them ({_needs(left)})")
     if no_smoke or static:
         chosen = [s for s in chosen if SMOKE_TAG not in s.tags]
+        if not chosen:
+            raise InputError(f"{chose} selects only the DDP smoke, and this run runs no "
+                             "smoke (--no-smoke, `doctor fix`, or `doctor sbatch` without "
+                             "--smoke)")
     return chosen
+
+
+def _needs(specs: list) -> str:
+    shown = [f"{s.id} needs {', '.join(n for n in s.needs if n in LIVE_NEEDS)}"
+             for s in specs[:3]]
+    return "; ".join(shown) + (f"; and {len(specs) - 3} more" if len(specs) > 3 else "")
 
 
 def check_settings(job: Job, specs: list) -> None:
@@ -64,10 +91,12 @@ def check_settings(job: Job, specs: list) -> None:
     for section in ("severity", "options"):
         for check_id in getattr(s, section):
             if check_id not in by_id:
-                raise InputError(f"{s.path}: {section}: unknown check id {check_id!r}")
+                raise InputError(f"{s.path}: {section}: unknown check id {check_id!r}"
+                                 + did_you_mean(check_id, by_id))
     for w in s.waivers:
         if w.check not in by_id:
-            raise InputError(f"{s.path}: waivers: unknown check id {w.check!r}")
+            raise InputError(f"{s.path}: waivers: unknown check id {w.check!r}"
+                             + did_you_mean(w.check, by_id))
     for check_id, opts in s.options.items():
         known = by_id[check_id].options
         for name, value in opts.items():
@@ -258,8 +287,15 @@ def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (
     specs = _named_specs(job, list(only), list(skip)) or all_checks()
     check_settings(job, specs)
     job.smoke = not (static or no_smoke)   # a check that runs repo code asks this
-    return select(specs, only=only, skip=skip, select_=job.settings.select,
-                  ignore=job.settings.ignore, static=static, no_smoke=no_smoke)
+    chosen = select(specs, only=only, skip=skip, select_=job.settings.select,
+                    ignore=job.settings.ignore, static=static, no_smoke=no_smoke,
+                    where=job.settings.path)
+    waived = {w.check for w in job.settings.waivers if not w.expired}
+    if job.model and any("smoke" in s.needs and s.id not in waived for s in chosen):
+        from doctor.smoke.factory import check_factory
+
+        check_factory(job)   # a typo'd --model is exit 2 now, not a smoke failure later
+    return chosen
 
 
 def _named_specs(job: Job, only: list, skip: list) -> Optional[list]:

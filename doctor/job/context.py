@@ -79,6 +79,10 @@ class Job:
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")
         self.model = model or self.settings.smoke.get("model")
+        caches = list(caches)
+        for c in caches:   # a path typed on the command line, as --config: exit 2 if absent
+            if not os.path.lexists(self._path(c)):   # (settings `caches:` may be made later)
+                raise InputError(f"cache not found: {c} (--cache)")
         self._torch_version = (given_torch_version(torch_version, "--torch-version")
                                or self.settings.torch_version)
         self._overrides = dict(facts or {})

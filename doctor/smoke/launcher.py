@@ -39,6 +39,17 @@ REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
 DOCTOR_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
+def rank_path(repo: Path, env: dict) -> list:
+    """The ranks' PYTHONPATH: the repo's src/ layout and the repo (so that `--model
+    pkg.mod:build` imports the repo's pkg, as the job would from its directory), the
+    caller's PYTHONPATH, then the doctor itself (the worker). doctor/smoke/factory.py
+    finds the model's module on the same path."""
+    paths = [str(repo / "src")] if (repo / "src").is_dir() else []
+    paths += [str(repo)]
+    paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return paths + [DOCTOR_ROOT]
+
+
 @dataclass
 class SmokePlan:
     repo: Path
@@ -132,12 +143,8 @@ class Launcher:
     # ---- start ---------------------------------------------------------
     def env_for(self, rank: int, deadline: float) -> dict:
         assert self.dir is not None, "start() makes the run directory first"
-        repo = self.plan.repo
         env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
-        paths = [str(repo / "src")] if (repo / "src").is_dir() else []
-        paths += [str(repo)]
-        paths += [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        paths += [DOCTOR_ROOT]
+        paths = rank_path(self.plan.repo, env)
         env.update({
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(self.port),
             "RANK": str(rank), "LOCAL_RANK": str(rank),
