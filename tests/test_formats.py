@@ -189,6 +189,9 @@ def test_sarif_is_valid_2_1_0_with_rules_levels_and_locations(report):
     assert located["shortDescription"]["text"] == "Fails at a line"
     assert "## How to fix\nEdit the line." in located["help"]["text"]
     assert located["defaultConfiguration"]["level"] == "error"
+    # a check from outside the doctor (these are the test's own) has no page here: no
+    # helpUri (tests/test_report_outputs.py: every built-in check's rule has one)
+    assert "helpUri" not in located and "Docs:" not in json.dumps(run["results"])
     results = run["results"]
     assert [(r["ruleId"], r["level"]) for r in results] == [
         ("fmt-fail-located", "error"), ("fmt-fail-located", "error"),

@@ -171,3 +171,21 @@ def test_bad_outputs_are_one_line_and_exit_2(tmp_path, outputs, needle):
                       "nccl-env-deprecated", *args, cwd=tmp_path)
     one_line_exit_2(proc, needle)
     assert "#SBATCH" in (repo / "job.sbatch").read_text()   # the input is untouched
+
+
+def test_every_builtin_check_links_a_page_that_exists():
+    """docs_url for every built-in check (not only those a demo run fails) and for the
+    runner's own waiver-expired: each leads to a file (and heading) of this repo's docs."""
+    from doctor.registry import BUILTIN, discover
+    from doctor.report import docs_url
+
+    specs = discover().values()
+    builtin = [s for s in specs if s.module.startswith(BUILTIN + ".")]
+    assert len(builtin) >= 30
+    for spec in builtin:
+        url = docs_url(spec.id)
+        assert url == f"{DOCS_URL}/checks/{spec.id}.md"
+        assert (ROOT / "docs" / "checks" / f"{spec.id}.md").is_file(), spec.id
+    page, _, heading = docs_url("waiver-expired").removeprefix(DOCS_URL + "/").partition("#")
+    assert f"\n## {heading.capitalize()}\n" in (ROOT / "docs" / page).read_text()
+    assert docs_url("no-such-check") is None   # a pack's check has no page here

@@ -90,14 +90,14 @@ def docs_url(check_id: str) -> Optional[str]:
     """The page of a built-in check (docs/checks/<id>.md, written by `doctor docs`), or
     None for a check of a third-party pack, which has no page here (`doctor explain
     <id>` still shows its docstring)."""
-    from doctor.registry import get
+    from doctor.registry import BUILTIN, get
 
     if check_id in _OWN_PAGES:
         return f"{DOCS_URL}/{_OWN_PAGES[check_id]}"
     spec = get(check_id)
-    # the built-in checks' modules: checks.* in the source tree's layout, doctor.checks.*
-    # once installed under the doctor's own name
-    if spec is None or not spec.module.startswith(("checks.", "doctor.checks.")):
+    # the built-in checks live in the doctor's own namespace (a pack's module may be
+    # named anything, `checks.x` too)
+    if spec is None or not spec.module.startswith(BUILTIN + "."):
         return None
     return f"{DOCS_URL}/checks/{check_id}.md"
 
