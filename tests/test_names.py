@@ -124,6 +124,7 @@ def model_repo(tmp_path):
         "src/pkg/__init__.py": f"open({str(ran)!r}, 'w').write('pkg ran')\n",
         "src/pkg/models.py": ("import torch\nfrom torch import nn as _nn\n\n"
                               "def build():\n    return torch.nn.Linear(4, 2)\n\n"
+                              "def broken():\n    raise ValueError('no such layer')\n\n"
                               "class Zoo:\n    pass\n"),
         "train.py": "print('train')\n"}), ran
 
@@ -153,6 +154,21 @@ def test_the_settings_model_is_checked_too_and_names_its_file(model_repo):
     proc = run_doctor("run", "--repo", str(repo), "--static", "--only", "rsync")
     assert proc.returncode == 0, proc.stderr
     assert not ran.exists()
+
+
+def test_a_factory_that_exists_runs_and_its_traceback_is_where_the_fix_says(model_repo,
+                                                                             tmp_path):
+    """The factory is found (no false exit 2), the smoke runs it, and the fix names where
+    the traceback is: the JSON report's `stack`, which the table does not show."""
+    repo, ran = model_repo
+    report = tmp_path / "report.json"
+    proc = run_doctor("run", "--repo", str(repo), "--only", "ddp-smoke", "--model",
+                      "pkg.models:broken", "--json", str(report), timeout=300)
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "its traceback is the finding's `stack` in the JSON report (`--format json`, or " \
+           "`--json FILE`)" in " ".join(proc.stdout.split())
+    (result,) = json.loads(report.read_text())["results"]
+    assert any("no such layer" in (f["data"].get("stack") or "") for f in result["findings"])
 
 
 @pytest.mark.parametrize("source,name,known", [

@@ -382,7 +382,9 @@ def fix_for(f: RankFailure, causes: str) -> str:
             return ("Some parameters got no gradient" + names + ": make every parameter "
                     "take part in the loss, freeze them (requires_grad=False) or pass "
                     "find_unused_parameters=True to DistributedDataParallel.")
-        return (f"Fix the exception{where_}; the traceback is in `stack`. The smoke runs "
+        # the table shows no finding's data: name where the traceback is to be read
+        return (f"Fix the exception{where_}; its traceback is the finding's `stack` in the "
+                "JSON report (`--format json`, or `--json FILE`). The smoke runs "
                 "the same code as your job's first steps, so the job would fail the same way.")
     if f.kind == "hang":
         return (f"This rank never reached the collective{where_}: every rank must run the "
