@@ -66,7 +66,10 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
     if not job.fact("torch_installed"):
         raise Skip("torch is not installed in this environment (the smoke runs it in "
                    "child processes with this Python)")
-    run = run_smoke(plan_for(job), on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
+    plan = plan_for(job)
+    backend = "" if plan.backend == "auto" else f", {plan.backend}"
+    job.say(f"ddp-smoke: {plan.world_size} ranks{backend}, {job.model or 'the built-in model'}")
+    run = run_smoke(plan, on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
     job.record_fact("smoke", smoke_facts(run))
     setup = {str(e.get("message")) for r in run.ranks
              if (e := r.event("exception")) and e.get("type") == "SmokeSetupError"}

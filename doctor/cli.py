@@ -5,7 +5,6 @@ import codecs
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -19,6 +18,7 @@ from doctor.outputs import (begin_command, check_outputs, end_command, expand_ou
                              write_stdout)
 from doctor.proc import interrupted_exit_code, stop_on_signals
 from doctor.registry import RegistryError, discover
+from doctor.reports_cli import verbosity_of as _verbosity, view_options
 from doctor.submit import SBATCH_TIMEOUT_S
 from doctor.report import FORMATS, printable
 from doctor.secrets import guard_streams
@@ -187,14 +187,17 @@ def cli() -> None:
 @click.option("--gather-timeout", type=click.FloatRange(1, 3600), default=30.0,
               show_default=True, help="Seconds a node may be late before it is reported "
               "missing.")
+@view_options
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             changed_since: Optional[str], paths: tuple, model: Optional[str],
             no_smoke: bool, static: bool, only: tuple, skip: tuple,
             settings_file: Optional[Path], fmt: str, output: tuple,
             json_file: Optional[str], fail_on: str, exit_zero: bool,
             torch_version: Optional[str], gather: bool = False,
-            gather_timeout: float = 30.0) -> None:
+            gather_timeout: float = 30.0, quiet: bool = False, verbose: bool = False,
+            color: str = "auto") -> None:
     """Run the checks and report."""
+    verbosity = _verbosity(quiet, verbose)
     repo = repo if repo is not None else default_repo()
     base = begin_git(repo, changed_since, paths)
     from doctor.job.context import Job
@@ -234,43 +237,29 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     if json_path:  # first: the job-log copy must not depend on stdout's reader
         write_output(json_path, render("json", report), job.repo)
     write_outputs(files, fmt, lambda f, stream: render(f, report) if f != "table"
-                  else _table(report, stream is not None), job.repo)
+                  else _table(report, stream, verbosity, color), job.repo)
     code = report.exit_code()
     sys.exit(0 if exit_zero else code)
 
 
-def _table(report, to_stdout: bool) -> str:
-    from doctor.report.table_format import render
+def _table(report, stream, verbosity: int = 0, color: str = "auto") -> str:
+    """The human report for `stream` (None: a file): its width and colours are the
+    terminal's, when it is one."""
+    from doctor.report.table_format import render, terminal_width, use_color
 
-    color = to_stdout and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    return render(report, color=color)
+    return render(report, color=use_color(color, stream) if stream else color == "always",
+                  verbosity=verbosity, width=terminal_width(stream) if stream else None)
 
 
 def _progress(job):
-    """Progress on stderr, only on a terminal and only once the run takes over a second;
-    the job's long shared reads (90k sources) are shown on the same line."""
+    """What is running now, on stderr, only on a terminal (doctor/progress.py)."""
     if not sys.stderr.isatty():
         return None
-    t0 = time.monotonic()
-    shown = []
+    from doctor.progress import Progress
 
-    def on_done(result) -> None:
-        if time.monotonic() - t0 > 1.0:
-            shown.append(result.id)
-            click.echo(f"\r\033[K  {result.status.value:5} {result.id} "
-                       f"({result.duration_s:.1f}s)", err=True, nl=False)
-
-    def finish() -> None:  # the run is over: clear the line before the report
-        if shown:
-            click.echo("\r\033[K", err=True, nl=False)
-
-    def say(message: str) -> None:  # shared work that takes a while (Job.say)
-        shown.append(message)
-        click.echo(f"\r\033[K  {message}", err=True, nl=False)
-
-    on_done.finish = finish  # type: ignore[attr-defined]
-    job.on_progress = say
-    return on_done
+    progress = Progress()
+    job.on_progress = progress.say
+    return progress
 
 
 def _end_progress(progress) -> None:
@@ -487,23 +476,25 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
 @click.option("--sbatch-timeout", type=click.FloatRange(1, 3600),
               default=SBATCH_TIMEOUT_S, show_default=True,
               help="Seconds sbatch may take; past that it is stopped and the outcome is unknown.")
+@view_options
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED)
 def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Path],
                only: tuple, skip: tuple, smoke: bool, model: Optional[str],
                torch_version: Optional[str], fail_on: str, json_file: Optional[str],
                force: bool, script: Path, sbatch_args: tuple,
-               sbatch_timeout: float = SBATCH_TIMEOUT_S) -> None:
+               sbatch_timeout: float = SBATCH_TIMEOUT_S, quiet: bool = False,
+               verbose: bool = False, color: str = "auto") -> None:
     """Check SCRIPT, then submit it: doctor sbatch [OPTIONS] SCRIPT [SBATCH OPTIONS] [-- ARGS].
 
     SBATCH OPTIONS go to sbatch, ARGS after `--` to the script. The checks read the job as
     sbatch will run it: SBATCH OPTIONS override the script's #SBATCH lines, and so do
     sbatch's SBATCH_* input variables (below the command line). The job id is the only
-    thing on stdout; the report goes to stderr. Exit 0: submitted; 1: a check failed (not
-    submitted); 3: a check could not complete (not submitted); 2: bad input, or sbatch
-    refused the job (not submitted); 4: the outcome is unknown (sbatch printed an id and
-    failed, hung, or was killed): the job may be queued, check `squeue --me` before
-    submitting again.
+    thing on stdout; the findings, if any, go to stderr (-v: every check). Exit 0:
+    submitted; 1: a check failed (not submitted); 3: a check could not complete (not
+    submitted); 2: bad input, or sbatch refused the job (not submitted); 4: the outcome
+    is unknown (sbatch printed an id and failed, hung, or was killed): the job may be
+    queued, check `squeue --me` before submitting again.
     """
     from doctor import submit
     from doctor.job.context import Job
@@ -512,6 +503,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
 
     from doctor import fs
 
+    verbosity = _verbosity(quiet, verbose)
     if fs.is_dir(script):   # the words of `run --sbatch` (errors.read_input)
         raise InputError(f"{script} is a directory, not a sbatch script")
     if not fs.is_file(script):
@@ -530,18 +522,21 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     report = run(job, only=_split(only), skip=_split(skip), no_smoke=not smoke,
                  fail_on=Severity.parse(fail_on), on_done=progress)
     _end_progress(progress)
-    from doctor.report.table_format import render as table
+    from doctor.report.table_format import render_compact
 
-    text = table(report, color=sys.stderr.isatty() and not os.environ.get("NO_COLOR"))
-    click.echo(text, nl=False, err=True)
     passed = report.status() in ("pass", "warn")
+    # quiet on success: the findings when there are some, the summary when refused
+    found = any(r.status.value in ("fail", "error") for r in report.results)
+    if verbosity > 0 or (found if verbosity == 0 else not passed):
+        click.echo(_table(report, sys.stderr, verbosity, color), nl=False, err=True, color=True)
     job_id, unknown = None, None
     try:
         if passed:
             job_id, said = submit.sbatch(str(script), args, script_args, timeout=sbatch_timeout)
         elif force:
             job_id, said, log = submit.submit_forced(
-                str(script), args, script_args, table(report, color=False), timeout=sbatch_timeout,
+                str(script), args, script_args,
+                render_compact(report), timeout=sbatch_timeout,
                 json_text=render("json", report))
             where = printable(log) if log else "nothing: the job output path is unknown"
             click.echo(f"doctor: submitted anyway (--force); the report is appended to {where}",

@@ -419,7 +419,7 @@ def write_stdout(text: str) -> None:
     """The report on stdout. A reader that went away (`| head -1`) is not an error;
     a stdout that cannot be written (a full disk) is one line and exit 2."""
     try:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, color=True)  # keep --color always's colours on a pipe
         sys.stdout.flush()
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit

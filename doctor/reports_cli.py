@@ -196,8 +196,24 @@ class SavedReport:
         return self._doc  # masked by load_report
 
 
-def _color() -> bool:
-    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def view_options(fn):
+    """-q/-v/--color of the human report (doctor/report/table_format.py)."""
+    for opt in reversed([
+            click.option("-q", "--quiet", is_flag=True,
+                         help="Print only the summary line of the report."),
+            click.option("-v", "--verbose", is_flag=True, help="Also list every check with "
+                         "its status and why it skipped, and each suppressed finding."),
+            click.option("--color", type=click.Choice(["auto", "always", "never"]),
+                         default="auto", show_default=True, help="Colour the report: auto "
+                         "on a terminal, unless NO_COLOR is set.")]):
+        fn = opt(fn)
+    return fn
+
+
+def verbosity_of(quiet: bool, verbose: bool) -> int:
+    if quiet and verbose:
+        raise InputError("-q/--quiet and -v/--verbose exclude each other")
+    return -1 if quiet else 1 if verbose else 0
 
 
 @click.command("show")
@@ -207,21 +223,26 @@ def _color() -> bool:
 @click.option("--output", multiple=True, metavar="[FORMAT:]FILE", help="FORMAT:FILE writes "
               "that format to FILE (junit:doctor.xml); repeat it for several. A plain FILE "
               "takes --format's output instead of stdout.")
-def show_cmd(report_file: str, fmt: str, output: tuple = ()) -> None:
+@view_options
+def show_cmd(report_file: str, fmt: str, output: tuple = (), quiet: bool = False,
+             verbose: bool = False, color: str = "auto") -> None:
     """Render a saved report: a JSON report (`doctor run --json`) or a job log holding one
     (`doctor sbatch --force`). Exit 0, or 2 when REPORT is not one."""
     from doctor.outputs import check_outputs, plan_outputs, write_outputs
     from doctor.report import render
-    from doctor.report.table_format import render as table
+    from doctor.report.table_format import render as table, terminal_width, use_color
 
+    verbosity = verbosity_of(quiet, verbose)
     files = plan_outputs(output, fmt)
     saved = SavedReport(load_report(report_file))
     check_outputs([(o.label, o.path) for o in files], [report_file])  # never over REPORT
 
     def text_of(f: str, stream: Any) -> str:   # stream: stdout, or None for a file
+        paint = use_color(color, stream) if stream else color == "always"
+        width = terminal_width(stream) if stream else None
         return read_as_report(
-            lambda: table(saved, color=_color() if stream else False) if f == "table"
-            else render(f, saved), printable(report_file))
+            lambda: table(saved, color=paint, verbosity=verbosity, width=width)
+            if f == "table" else render(f, saved), printable(report_file))
     write_outputs(files, fmt, text_of)
 
 

@@ -1,9 +1,9 @@
 """`doctor sbatch`: submit a job script with the real `sbatch`, after the checks.
 
-A forced submission (checks failed) is held, the report is appended as `#`
-comment lines (the table, then the JSON report between two marker lines) to the
-job's output file (Slurm's StdOut path, with --open-mode=append so the job's own
-output follows it), then released.
+A forced submission (checks failed) is held, the report is appended as one block of `#`
+comment lines (the findings and the summary, then the JSON report on one line between
+two marker lines) to the job's output file (Slurm's StdOut path, with --open-mode=append
+so the job's own output follows it), then released.
 
 When sbatch may have submitted the job without saying so plainly (it printed a job
 id and failed, it hung and was stopped, it was killed, or it lost the controller's
@@ -113,22 +113,24 @@ def as_comment(text: str) -> str:
     return "".join(f"# {line}".rstrip() + "\n" for line in text.splitlines())
 
 
-
 def submit_forced(script: str, sbatch_args: list, script_args: list, report_text: str,
                   timeout: float = SBATCH_TIMEOUT_S, *, json_text: str = "") -> tuple:
     """(job id, what sbatch said, log path or None): submitted held, the report appended
     to its log (never truncating it: a log kept with --open-mode=append stays), released.
-    `json_text`: the JSON report, appended after the table as a block (as_json_block)."""
+    The report is one block of `#` lines: a header, `report_text` (the findings and the
+    summary, table_format's compact form), then the JSON report on one line between its
+    markers (as_json_block), which `doctor show LOG` renders in full."""
     job_id, said = sbatch(script, sbatch_args, script_args, hold=True, timeout=timeout)
     log = None
     try:
         path = job_stdout(job_id)
         if path:
             header = (f"doctor: job {job_id} was submitted with `doctor sbatch --force` although "
-                      "the pre-flight checks did not pass:\n\n" + report_text)
+                      f"the pre-flight checks did not pass (`doctor show {path}` shows every "
+                      "check and the fixes):\n" + report_text)
             try:
-                append_output(path, as_comment(header) + "\n"
-                              + (as_json_block(json_text) + "\n" if json_text else ""))
+                append_output(path, as_comment(header)
+                              + (as_json_block(json_text) if json_text else "") + "\n")
                 log = path
             except InputError:
                 log = None

@@ -526,13 +526,15 @@ def test_a_json_report_still_gets_only_the_rules_that_keep_it_valid():
 
 
 def test_the_summary_line_of_a_clean_run_keeps_its_counts(tmp_path):
-    """`PASS: 7 pass, …` begins like a `name: value` line, and a secret was exported:
-    the doctor's own summary is still read as written (it once printed `PASS: *** pass`)."""
+    """The summary line (`PASS: 7 pass, …` then, `0 errors, 0 warnings, 7 passed` now) is
+    the doctor's own, and a secret was exported: it is still read as written (it once
+    printed `PASS: *** pass`)."""
     (tmp_path / "job.sbatch").write_text(
         "#!/bin/bash\n#SBATCH --nodes=1\nexport HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyz123456\n"
         "srun python train.py\n")
     (tmp_path / "train.py").write_text("print('train')\n")
     proc = run_doctor("run", "--static", "--repo", str(tmp_path), env={"NO_COLOR": "1"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert re.search(r"^PASS: \d+ pass, \d+ skip", proc.stdout, re.M), proc.stdout[-500:]
+    assert re.search(r"^0 errors, 0 warnings, \d+ passed, \d+ skipped in", proc.stdout,
+                     re.M), proc.stdout[-500:]
     assert "hf_abcdefghijklmnopqrstuvwxyz123456" not in proc.stdout + proc.stderr

@@ -104,6 +104,9 @@ def in_process(*argv: str) -> int:
 
 def test_every_format_shows_control_characters_escaped(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    # wide enough for the table to show each escaped value whole: at 100 columns a long
+    # command is continued on the next line (` \`, or a quote closed and reopened)
+    monkeypatch.setenv("COLUMNS", "400")
     repo, name = hostile_repo(tmp_path)
     out, json_out = tmp_path / "out", tmp_path / "report.json"
     for fmt in FORMATS[:-1]:  # every run also writes the JSON report (--json)
@@ -155,10 +158,10 @@ def test_the_table_keeps_its_own_colours_on_a_terminal(tmp_path):
     proc.communicate(timeout=120)
     assert proc.returncode == 0, proc.returncode  # warnings only
     text = b"".join(chunks).decode()
-    colours = re.findall(r"\x1b\[\d+m", text)
-    assert "\x1b[33m" in colours and "\x1b[0m" in colours  # WARN is painted yellow
-    assert text.count("\x1b") == len(colours)               # and nothing else is an escape
-    assert not RAW.search(re.sub(r"\x1b\[\d+m|\r?\n", "", text))
+    colours = re.findall(r"\x1b\[[\d;]+m", text)
+    assert "\x1b[1;33m" in colours and "\x1b[0m" in colours  # a warning is painted yellow
+    assert text.count("\x1b") == len(colours)                 # and nothing else is an escape
+    assert not RAW.search(re.sub(r"\x1b\[[\d;]+m|\r?\n", "", text))
     assert "\\x1b]0;pwned\\x07" in text and "\\x1b[2Jname" in text
 
 
