@@ -3,10 +3,12 @@ taken from the page, the pack is installed with pip and run through the doctor's
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -102,3 +104,73 @@ def test_the_finding_names_the_job_script_and_a_time_limit_passes(installed, tmp
 def test_the_pages_settings_turn_the_finding_into_a_warning(page, installed, tmp_path):
     code, result = report(make_repo(tmp_path / "repo", settings=page["yaml"]), installed)
     assert (code, result["status"], result["severity"]) == (0, "fail", "warning"), result
+
+
+# ---- docs/ci.md ------------------------------------------------------------------------
+
+CI_PAGE = ROOT / "docs" / "ci.md"
+PROJECT_URL = "https://github.com/slurm-torch-doctor/doctor"
+
+
+def test_ci_pages_yaml_blocks_parse():
+    import yaml
+
+    found = [body for lang, body in blocks(CI_PAGE.read_text()) if lang == "yaml"]
+    assert len(found) >= 4
+    for body in found:
+        if body.lstrip().startswith("- "):   # a fragment of the workflow's steps
+            body = "steps:\n" + body
+        yaml.safe_load(body)
+    workflow = yaml.safe_load(found[0])
+    # the GitHub workflow runs on what the doctor reads: Python too
+    assert "**/*.py" in workflow[True]["pull_request"]["paths"]   # YAML 1.1: `on` is True
+
+
+def test_ci_pages_pre_commit_rev_is_what_autoupdate_writes(tmp_path):
+    """The page's pre-commit config and its `pre-commit autoupdate` command, pointed at
+    this repository: the rev becomes a real one (a tag, or the default branch's SHA)."""
+    text = CI_PAGE.read_text()
+    config = next(body for lang, body in blocks(text) if lang == "yaml" and "repos:" in body)
+    command = next(line for lang, body in blocks(text) if lang == "sh"
+                   for line in body.splitlines() if "autoupdate" in line)
+    assert PROJECT_URL in config and PROJECT_URL in command
+    git_repo(tmp_path, {".pre-commit-config.yaml": config.replace(PROJECT_URL, str(ROOT))})
+    argv = shlex.split(command.replace(PROJECT_URL, str(ROOT)))
+    assert argv[:2] == ["pre-commit", "autoupdate"], argv
+    exe = Path(sys.executable).with_name("pre-commit")
+    proc = subprocess.run([str(exe) if exe.exists() else "pre-commit", *argv[1:]],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rev = re.search(r"^\s*rev: (\S+)", (tmp_path / ".pre-commit-config.yaml").read_text(),
+                    re.M)[1]
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    tags = subprocess.run(["git", "-C", str(ROOT), "tag"], capture_output=True,
+                          text=True).stdout.split()
+    assert rev == head or rev in tags, (rev, head, tags)
+    # and the page itself shows no tag that does not exist: a full SHA, as autoupdate
+    # writes while there is no release tag, or a tag of this repository
+    page_rev = re.search(r"^\s*rev: (\S+)", config, re.M)[1]
+    assert re.fullmatch(r"[0-9a-f]{40}", page_rev) or page_rev in tags, page_rev
+
+
+def test_ci_pages_one_run_writes_every_output(tmp_path):
+    import shutil
+    import xml.etree.ElementTree as ET
+
+    command = re.search(r"^```sh\n(doctor run --static --format github.*?)^```",
+                        CI_PAGE.read_text(), re.M | re.S)[1]
+    argv = shlex.split(command.replace("\\\n", " "))
+    repo = tmp_path / "demo"
+    shutil.copytree(ROOT / "fixtures" / "demo", repo)
+    git_repo(repo, {})
+    proc = run_doctor(*argv[1:], cwd=repo)
+    assert proc.returncode == 1, proc.stderr
+    assert "::error file=" in proc.stdout and "::warning file=" in proc.stdout
+    sarif = json.loads((repo / "doctor.sarif").read_text())
+    assert sarif["runs"][0]["results"]
+    assert ET.parse(repo / "doctor.xml").getroot().iter("testcase")
+    doc = json.loads((repo / "doctor.json").read_text())
+    assert doc["summary"]["exit_code"] == 1
+    assert "dataloader-option-conflict" in (repo / "doctor.md").read_text()
