@@ -69,7 +69,7 @@ def fuzz(examples: int) -> settings:
                     suppress_health_check=list(HealthCheck), print_blob=not CI)
 
 
-FORMATS = ("table", "json", "markdown", "sarif", "junit")
+FORMATS = ("table", "json", "markdown", "sarif", "junit", "github")
 RAW_CONTROL = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CRASHED = re.compile(r"^\w+: .*\(at [\w.]+\.py:\d+\)$", re.S)  # runner.run_one's reason
 VALIDATOR = jsonschema.validators.validator_for(SCHEMA)(SCHEMA)
