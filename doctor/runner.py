@@ -18,6 +18,7 @@ from doctor.job.closure import cap
 from doctor.model import Finding, Pass, Report, Result, Severity, Skip, Status
 from doctor.names import did_you_mean, selects, unknown_names, vocabulary
 from doctor.registry import LIVE_NEEDS, CheckSpec, all_checks, checks_named, node_fact
+from doctor import suppress
 from doctor.secrets import secret_values
 from doctor.settings import check_option
 
@@ -97,6 +98,7 @@ def check_settings(job: Job, specs: list) -> None:
         if w.check not in by_id:
             raise InputError(f"{s.path}: waivers: unknown check id {w.check!r}"
                              + did_you_mean(w.check, by_id))
+    suppress.check_per_file_ignores(s, specs)
     for check_id, opts in s.options.items():
         known = by_id[check_id].options
         for name, value in opts.items():
@@ -166,13 +168,19 @@ def _result(spec: CheckSpec, job: Job, status: Status, findings: list,
         findings = cap(job, findings, spec.severity)
     # every finding carries its effective severity (the report shows it per finding)
     findings = [replace(f, severity=override or f.severity or spec.severity) for f in findings]
+    # what an inline comment, per-file-ignores or the baseline accepts leaves the findings
+    # for `suppressed` (doctor/suppress.py); a check left with none passes
+    findings, suppressed = suppress.split(job, spec, findings)
+    if status is Status.FAIL and not findings:
+        status = Status.PASS
     if override is not None:
         severity = override
     elif findings:
         severity = max(f.severity or spec.severity for f in findings)
     else:
         severity = spec.severity
-    return Result(spec.id, spec.title, severity, status, findings, reason, duration)
+    return Result(spec.id, spec.title, severity, status, findings, reason, duration,
+                  suppressed=suppressed)
 
 
 def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
@@ -221,6 +229,7 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
         job.cleanup()
     ordered = [results[s.id] for s in specs]
     ordered += _expired_waivers(job, today)
+    ordered += suppress.invalid_comments(job)
     if job.in_job and job.has_fact("slurm"):
         job.fact("slurm")  # in-job, the report always carries the Slurm view (issue 7)
     report = Report(
@@ -303,7 +312,7 @@ def _named_specs(job: Job, only: list, skip: list) -> Optional[list]:
     every one is a built-in check id (only their modules are imported); None otherwise:
     a tag, an `ignore`, a check pack's id need the whole registry."""
     s = job.settings
-    if not only or list(s.select) != ["all"] or s.ignore:
+    if not only or list(s.select) != ["all"] or s.ignore or s.per_file_ignores:
         return None
     return checks_named({*only, *skip, *s.severity, *s.options, *(w.check for w in s.waivers)})
 

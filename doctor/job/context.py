@@ -97,6 +97,7 @@ class Job:
         self._busy = _BusyClock()  # while any thread computes shared work
         self._cleanups: list = []
         self.on_progress: Optional[Callable[[str], None]] = None
+        self.baseline: Any = None   # --baseline: the findings it accepts (doctor/suppress.py)
         settings_file_used = (self.settings.path or "").removesuffix("[tool.doctor]")
         if scope is not None and settings_file_used:   # a changed settings file: full run
             scope = scope.settings_changed(self.rel(settings_file_used))

@@ -11,7 +11,8 @@ from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional
 
 from doctor.errors import InputError
-from doctor.model import Finding, FixOption, Location, Report, Result, Severity, Status
+from doctor.model import (Finding, FixOption, Location, Report, Result, Severity, Status,
+                          Suppressed)
 from doctor.registry import CROSS_NODE, NODE_FACTS
 from doctor.multinode.plan import CROSS_NODE_TAG, GatherPlan
 from doctor.multinode.link import Link, collect, pack, unpack
@@ -217,21 +218,10 @@ def merge_result(check_id: str, groups: list, duration: float) -> Result:
     statuses = [Status(r["status"]) for _, r in groups]
     status = max(statuses, key=lambda s: STATUS_ORDER[s])
     severity = max(Severity.parse(r["severity"]) for _, r in groups)
-    folded: dict = {}
-    for nodes, r in groups:
-        for f in r["findings"]:
-            key = json.dumps(f, sort_keys=True, default=str)
-            folded.setdefault(key, (f, []))[1].extend(nodes)
-    findings = []
-    for f, where in folded.values():
-        label = _label(tuple(where))
-        loc = f.get("location")
-        findings.append(Finding(f"{label}: {f['message']}",
-                                location=Location(loc["path"], loc.get("line")) if loc else None,
-                                fix=f.get("fix"), commands=tuple(f.get("commands") or ()),
-                                data={**(f.get("data") or {}), "node": label},
-                                options=tuple(FixOption.from_dict(o)
-                                              for o in f.get("fix_options") or ())))
+    findings = [_finding(f, label) for f, label in _folded(groups, "findings")]
+    # what an inline comment, per-file-ignores or a baseline accepted on the nodes
+    suppressed = [Suppressed(_finding(f, label), f["suppressed_by"], f["reason"])
+                  for f, label in _folded(groups, "suppressed")]
     reasons: dict = {}
     for nodes, r in groups:
         if r.get("reason"):
@@ -241,4 +231,26 @@ def merge_result(check_id: str, groups: list, duration: float) -> Result:
         reason = "no reason given"
     title = groups[0][1]["title"]
     return Result(check_id, title, severity, status, findings if status is Status.FAIL else [],
-                  reason, duration)
+                  reason, duration, suppressed=suppressed)
+
+
+def _folded(groups: list, key: str) -> list:
+    """[(finding document, its nodes as a host list)] of the results' `key` list: the
+    findings that are the same on several nodes are one."""
+    folded: dict = {}
+    for nodes, r in groups:
+        for f in r.get(key) or []:
+            text = json.dumps(f, sort_keys=True, default=str)
+            folded.setdefault(text, (f, []))[1].extend(nodes)
+    return [(f, _label(tuple(where))) for f, where in folded.values()]
+
+
+def _finding(f: dict, label: str) -> Finding:
+    """A node's finding in the merged report: its nodes before its message and in
+    data.node."""
+    loc = f.get("location")
+    return Finding(f"{label}: {f['message']}",
+                   location=Location(loc["path"], loc.get("line")) if loc else None,
+                   fix=f.get("fix"), commands=tuple(f.get("commands") or ()),
+                   data={**(f.get("data") or {}), "node": label},
+                   options=tuple(FixOption.from_dict(o) for o in f.get("fix_options") or ()))
