@@ -174,3 +174,27 @@ def test_ci_pages_one_run_writes_every_output(tmp_path):
     doc = json.loads((repo / "doctor.json").read_text())
     assert doc["summary"]["exit_code"] == 1
     assert "dataloader-option-conflict" in (repo / "doctor.md").read_text()
+
+
+# ---- docs/security.md ------------------------------------------------------------------
+
+def test_python_m_doctor_imports_the_working_directorys_modules_and_doctor_does_not(tmp_path):
+    """security.md: `python -m doctor` in a repo imports the repo's `json.py` (Python's
+    rule for -m); the console script and `python -P -m doctor` do not."""
+    marker = tmp_path / "ran"
+    (tmp_path / "json.py").write_text(f"open({str(marker)!r}, 'w').close()\n"
+                                      "raise SystemExit(9)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONSAFEPATH")}
+
+    def ran(*argv: str) -> bool:
+        marker.unlink(missing_ok=True)
+        subprocess.run([*argv, "list"], cwd=tmp_path, env=env, capture_output=True,
+                       timeout=60)
+        return marker.exists()
+
+    assert ran(sys.executable, "-m", "doctor")
+    console = Path(sys.executable).with_name("doctor")
+    if console.exists():
+        assert not ran(str(console))
+    if sys.version_info >= (3, 11):
+        assert not ran(sys.executable, "-P", "-m", "doctor")
