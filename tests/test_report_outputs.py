@@ -189,3 +189,33 @@ def test_every_builtin_check_links_a_page_that_exists():
     page, _, heading = docs_url("waiver-expired").removeprefix(DOCS_URL + "/").partition("#")
     assert f"\n## {heading.capitalize()}\n" in (ROOT / "docs" / page).read_text()
     assert docs_url("no-such-check") is None   # a pack's check has no page here
+
+
+def test_github_annotations_of_hostile_text_are_one_command_a_line(tmp_path, monkeypatch):
+    """test_escaping's hostile repo (ESC sequences, bidi controls and a newline that
+    would forge a line, in a cache's name and contents, a config value and a job's
+    environment): each annotation stays one line of the doctor's own, a workflow
+    command whose text shows the controls escaped."""
+    from test_escaping import BIDI, CLEAR, RAW, RUNS, TITLE, hostile_repo, in_process
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    repo, name = hostile_repo(tmp_path)
+    texts = []
+    for args in RUNS:
+        out = tmp_path / "annotations.txt"
+        code = in_process("run", "--repo", str(repo), *[a.format(repo=repo) for a in args],
+                          "--output", f"github:{out}")
+        assert code in (0, 1), code
+        texts.append(out.read_text(encoding="utf-8"))
+    for text in texts:
+        lines = text.splitlines()
+        assert len(lines) >= 2 and not RAW.search(text.replace("\n", "")), text
+        assert all(re.match(r"::(error|warning|notice) ", ln) for ln in lines[:-1]), lines
+        assert lines[-1].startswith("doctor: ")
+    cache_text, env_text = texts
+    assert "evil\\x1b]0;pwned\\x07\\u202e\\u2066.run\\x1b[2J" in cache_text     # contents
+    escaped_name = str(name).replace(CLEAR, "\\x1b[2J").replace(BIDI, "\\u202e\\u2066") \
+        .replace(TITLE, "\\x1b]0;pwned\\x07").replace("\n", "\\n")
+    # the file property: `:` and `,` escaped too, so the name cannot end the property
+    assert "file=" + escaped_name.replace("%", "%25").replace(":", "%3A") in cache_text
+    assert "0.8\\x1b]0;pwned\\x07\\nFORGED-LINE\\u202e\\u2066" in env_text     # a value
