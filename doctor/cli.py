@@ -442,24 +442,12 @@ def _profile_text(name: str) -> str:
               help="Directory for the pages (default: docs/checks of the doctor's source tree).")
 def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
     """Write docs/checks/<id>.md and index.md from the registry and fixtures."""
-    from doctor.docs import SOURCE_ROOT, generate, stale_pages, write_pages
+    from doctor.docs import regenerate
 
-    if out is None:
-        if not (SOURCE_ROOT / "docs").is_dir():
-            raise InputError("no docs/ next to the doctor package (installed copy): pass --out DIR")
-        out = SOURCE_ROOT / "docs" / "checks"
-    pages = generate()
-    if check_only:
-        stale = stale_pages(out, pages)
-        if stale:
-            click.echo(f"doctor: {printable(str(out))} is stale: {', '.join(stale)}; run "
-                       "`doctor docs`", err=True)
-            sys.exit(1)
-        click.echo(f"{printable(str(out))}: {len(pages)} pages up to date")
-        return
-    changed = write_pages(out, pages)
-    done = f", updated {', '.join(changed)}" if changed else ", all up to date"
-    click.echo(f"{printable(str(out))}: {len(pages)} pages{done}")
+    code, line = regenerate(check_only, out)
+    click.echo(line, err=code != 0)
+    if code:
+        sys.exit(code)
 
 
 @cli.command("sbatch", context_settings={"ignore_unknown_options": True,

@@ -193,9 +193,48 @@ def write_pages(out_dir: Path, pages: dict) -> list:
     return changed
 
 
-if __name__ == "__main__":   # the developer's command: python -m doctor.docs [--check] [--out DIR]
+
+def regenerate(check_only: bool, out: Optional[Path]) -> tuple:
+    """`python -m doctor.docs` (and the hidden `doctor docs`): write the pages to `out`
+    (default: docs/checks of the source tree), or with `check_only` say which are stale.
+    Returns (exit code, the line to print: stdout when 0, stderr when 1)."""
+    from doctor.errors import InputError
+    from doctor.report import printable
+
+    if out is None:
+        if not (SOURCE_ROOT / "docs").is_dir():
+            raise InputError("no docs/ next to the doctor package (installed copy): pass --out DIR")
+        out = SOURCE_ROOT / "docs" / "checks"
+    pages = generate()
+    if check_only:
+        stale = stale_pages(out, pages)
+        if stale:
+            return 1, (f"doctor: {printable(str(out))} is stale: {', '.join(stale)}; run "
+                       "`python -m doctor.docs`")
+        return 0, f"{printable(str(out))}: {len(pages)} pages up to date"
+    changed = write_pages(out, pages)
+    done = f", updated {', '.join(changed)}" if changed else ", all up to date"
+    return 0, f"{printable(str(out))}: {len(pages)} pages{done}"
+
+
+if __name__ == "__main__":   # the developer's command; not `doctor.cli` (it imports this)
+    import argparse
     import sys
 
-    from doctor.cli import main
+    from doctor.errors import InputError
 
-    main(["docs", *sys.argv[1:]])
+    parser = argparse.ArgumentParser(prog="python -m doctor.docs", description="Write "
+                                     "docs/checks/<id>.md and index.md from the registry "
+                                     "and fixtures/.")
+    parser.add_argument("--check", action="store_true",
+                        help="Write nothing; exit 1 when the pages are stale.")
+    parser.add_argument("--out", type=Path, help="Directory for the pages (default: "
+                        "docs/checks of the doctor's source tree).")
+    args = parser.parse_args()
+    try:
+        code, line = regenerate(args.check, args.out)
+    except InputError as exc:
+        print(f"doctor: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    print(line, file=sys.stdout if code == 0 else sys.stderr)
+    sys.exit(code)

@@ -20,7 +20,7 @@ import psutil
 import pytest
 import yaml
 
-from conftest import ROOT, result_of, run_json
+from conftest import ROOT, result_of, run_doctor, run_json
 from harness import subset
 
 SCENARIOS = ROOT / "tests" / "data" / "smoke_scenarios"
@@ -237,10 +237,13 @@ def test_smoke_timeout_comes_from_settings():
 
 
 def test_no_smoke_and_static_skip_it(tmp_path):
-    code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke", "--no-smoke")
-    assert [r["id"] for r in doc["results"]] == []
-    code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke", "--static")
-    assert [r["id"] for r in doc["results"]] == []
+    # the smoke alone under --no-smoke or --static runs nothing: exit 2 saying why, where
+    # it once said PASS (issue 28; tests/test_names.py has the words)
+    for flag in ("--no-smoke", "--static"):
+        proc = run_doctor("run", "--repo", str(tmp_path), "--only", "ddp-smoke", flag)
+        assert proc.returncode == 2 and "ddp-smoke" in proc.stderr, proc.stderr
+    code, doc = run_json("--repo", str(tmp_path), "--only", "ddp-smoke,rsync", "--no-smoke")
+    assert [r["id"] for r in doc["results"]] == ["rsync-exclude-unanchored"]
 
 
 PORT_RETRY = r'''
