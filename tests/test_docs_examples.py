@@ -198,3 +198,14 @@ def test_python_m_doctor_imports_the_working_directorys_modules_and_doctor_does_
         assert not ran(str(console))
     if sys.version_info >= (3, 11):
         assert not ran(sys.executable, "-P", "-m", "doctor")
+
+
+# ---- docs/quickstart.md ----------------------------------------------------------------
+
+def test_quickstarts_settings_are_valid_settings(tmp_path):
+    """Every key of the quickstart's doctor.yaml is one the doctor takes (a typo is exit 2)."""
+    settings = next(body for lang, body in blocks((ROOT / "docs" / "quickstart.md").read_text())
+                    if lang == "yaml")
+    repo = git_repo(tmp_path / "repo", {"doctor.yaml": settings, "train.py": "print(1)\n"})
+    proc = run_doctor("run", "--static", "-q", cwd=repo)
+    assert proc.returncode in (0, 1), proc.stderr
