@@ -11,15 +11,16 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, clean_env, validate_report
 
 
-def try_it() -> list:
+def try_it(root: Path = ROOT) -> list:
     """The bash blocks of README.md's "## Try it" section, as written."""
-    text = (ROOT / "README.md").read_text()
+    text = (root / "README.md").read_text()
     section = re.search(r"^## Try it\n(.*?)(?=^## )", text, re.M | re.S)
     assert section, "README.md has no '## Try it' section"
     return re.findall(r"^```bash\n(.*?)^```", section.group(1), re.M | re.S)
@@ -61,7 +62,7 @@ def test_a_newcomer_runs_the_readme_in_a_fresh_clone(tmp_path):
     subprocess.run(["git", "checkout", "-q", head], cwd=clone, check=True,
                    capture_output=True)
     env = newcomer_env()
-    command1, command2 = try_it()
+    command1, command2 = try_it(clone)   # the commit's README, as the newcomer reads it
 
     proc = subprocess.run(["bash", "-c", command1], cwd=clone, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -70,6 +71,7 @@ def test_a_newcomer_runs_the_readme_in_a_fresh_clone(tmp_path):
     # the findings it printed are the demo's: every error finding of the same run as JSON,
     # by its file:line, and the flagship DataLoader conflict among them
     doctor = clone / ".venv" / "bin" / "doctor"
+    assert doctor.exists(), f"README command 1 made no {doctor}: {proc.stderr[-2000:]}"
     as_json = subprocess.run([str(doctor), "run", "--repo", "fixtures/demo", "--format", "json"],
                              cwd=clone, env=env, capture_output=True, text=True, timeout=300)
     doc = validate_report(json.loads(as_json.stdout))
