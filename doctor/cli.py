@@ -408,15 +408,19 @@ def explain_cmd(names: tuple) -> None:
         click.echo("Explain one with `doctor explain NAME`; choose it with `site: NAME` in "
                    "doctor.yaml; see docs/site-profiles.md.")
         return
-    names = names[1:] if names[0] == "site" else names
+    site = names[0] == "site"   # `doctor explain site NAME`: a profile, whatever else it is
     specs = all_checks()
     pages = []
-    for name in names:
-        chosen = [s for s in specs if s.id == name] or [s for s in specs if selects(name, s)]
+    for name in names[1:] if site else names:
+        chosen = [] if site else ([s for s in specs if s.id == name]
+                                  or [s for s in specs if selects(name, s)])
         if chosen:
             pages += [check_markdown(s) for s in chosen]
         elif name in profiles:
             pages.append(_profile_text(name))
+        elif site:
+            raise InputError(f"unknown site profile {name!r}{did_you_mean(name, profiles)} "
+                             "(see `doctor explain site`)")
         else:
             raise InputError(f"unknown check id {name!r}"
                              f"{did_you_mean(name, vocabulary(specs) | set(profiles))} "

@@ -210,7 +210,10 @@ def test_explain_takes_site_profiles_prefixes_and_says_the_nearest():
     one_line_exit_2(run_doctor("explain", "rsync-exclude-unanchord"),
                     "unknown check id 'rsync-exclude-unanchord'",
                     "(did you mean 'rsync-exclude-unanchored'?)")
-    one_line_exit_2(run_doctor("explain", "site", "lumii"), "(did you mean 'lumi'")
+    one_line_exit_2(run_doctor("explain", "site", "lumii"),
+                    "unknown site profile 'lumii' (did you mean 'lumi'?)")
+    # after `site`, a name is a profile's, never a check's
+    one_line_exit_2(run_doctor("explain", "site", "rsync"), "unknown site profile 'rsync'")
 
 
 def test_list_shows_the_severities_a_check_reports():
