@@ -88,7 +88,10 @@ def _committed_link(top: str, here: str) -> bool:
 
 
 def _label(option: str, path: str) -> str:
-    return f"{option} {path}" if option else path
+    """The option and its file as given: `--json r.json`, `--output junit:r.xml`."""
+    if not option:
+        return path
+    return f"{option}{path}" if option.endswith(":") else f"{option} {path}"
 
 
 def _target(option: str, path: str, repo: Optional[Path] = None) -> Target:
@@ -247,24 +250,24 @@ def check_outputs(outputs: Iterable[tuple], inputs: Iterable,
             named = seen_in.get((st.st_dev, st.st_ino)) or fs.read_by_run(st) or \
                 _git_reads(where.real, repo)
             if named:
-                raise InputError(f"{option} {path} would overwrite an input of this run "
+                raise InputError(f"{_label(option, path)} would overwrite an input of this run "
                                  f"({named}): name another file")
         if where.fd is not None:
             continue  # a stream: two reports to one fd follow each other
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise InputError(f"{option} {path} is a directory: name a file")
+            raise InputError(f"{_label(option, path)} is a directory: name a file")
         if st is not None and not stat.S_ISREG(st.st_mode) and \
                 not (stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
-            raise InputError(f"{option} {path} is not a regular file, a FIFO or a character "
+            raise InputError(f"{_label(option, path)} is not a regular file, a FIFO or a character "
                              "device: name a file")
         if not _is_file(st):
             continue  # `--output /dev/null --json /dev/null` writes twice to the same sink
         keys = [where.real] + ([(st.st_dev, st.st_ino)] if st else [])
         same = next((seen_out[k] for k in keys if k in seen_out), None)
         if same:
-            raise InputError(f"{option} {path} is the same file as {same}: each report "
+            raise InputError(f"{_label(option, path)} is the same file as {same}: each report "
                              "needs its own file")
-        seen_out.update({k: f"{option} {path}" for k in keys})
+        seen_out.update({k: _label(option, path) for k in keys})
 
 
 def write_output(path: str, text: str, repo: Optional[Path] = None) -> None:
@@ -431,7 +434,7 @@ def write_stdout(text: str) -> None:
 class Output(NamedTuple):
     """One --output: `FORMAT:FILE`, or a plain FILE that takes --format's output in
     stdout's place (as before there were several)."""
-    label: str   # as given, for messages: "--output junit:doctor.xml"
+    label: str   # the option, for messages with the path: "--output", "--output junit:"
     fmt: str
     path: str    # %j and %N expanded
     plain: bool
@@ -446,16 +449,15 @@ def plan_outputs(values: Iterable[str], fmt: str) -> list:
 
     out: list = []
     for value in values:
-        label = f"--output {value}"
         head, colon, rest = value.partition(":")
         if colon and head in FORMATS:
             if not rest:
-                raise InputError(f"{label} names no file: --output {head}:FILE")
-            out.append(Output(label, head, expand_output_pattern(rest), False))
+                raise InputError(f"--output {value} names no file: --output {head}:FILE")
+            out.append(Output(f"--output {head}:", head, expand_output_pattern(rest), False))
         else:
             refuse_empty(("--output", value))
-            out.append(Output(label, fmt, expand_output_pattern(value), True))
-    plain = [o.label for o in out if o.plain]
+            out.append(Output("--output", fmt, expand_output_pattern(value), True))
+    plain = [_label(o.label, o.path) for o in out if o.plain]
     if len(plain) > 1:
         raise InputError(f"{' and '.join(plain)}: only one --output takes --format's output; "
                          "name the format of each other file (--output junit:FILE)")
