@@ -44,7 +44,8 @@ def select(specs: list, *, only: Iterable[str] = (), skip: Iterable[str] = (),
     `where`: the settings file `select_` and `ignore` come from."""
     only, skip, select_, ignore = list(only), list(skip), list(select_), list(ignore)
     said = {"only": f"--select {','.join(only)}", "skip": f"--ignore {','.join(skip)}",
-            "select": f"{where or 'settings'}: select: [{', '.join(select_)}]",
+            "select": "every check" if select_ == ["all"] else
+                      f"{where or 'settings'}: select: [{', '.join(select_)}]",
             "ignore": f"{where or 'settings'}: ignore: [{', '.join(ignore)}]"}
     for source, items in (("--select", only), ("--ignore", skip),
                           (f"{where or 'settings'}: select", select_),

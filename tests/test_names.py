@@ -84,6 +84,7 @@ def test_settings_select_and_ignore_take_the_same_names(repo):
      "selects none of them (ddp-smoke needs torch, smoke)"),
     (["--only", "rsync", "--skip", "rsync"],
      "--select rsync and --ignore rsync leave no check to run"),
+    (["--static", "--ignore", "all"], "every check and --ignore all leave no check to run"),
     (["--only", "ddp-smoke", "--no-smoke"],
      "--select ddp-smoke selects only the DDP smoke, and this run runs no smoke"),
 ])
