@@ -10,7 +10,7 @@ from typing import Optional
 
 import click
 
-from doctor import __version__
+from doctor import __version__, suppress
 from doctor.errors import InputError
 from doctor.model import Severity
 from doctor.outputs import (begin_command, check_outputs, end_command, expand_output_pattern,
@@ -188,6 +188,7 @@ def cli() -> None:
               show_default=True, help="Seconds a node may be late before it is reported "
               "missing.")
 @view_options
+@suppress.baseline_options(write=True, output_help=OUTPUT_HELP)
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             changed_since: Optional[str], paths: tuple, model: Optional[str],
             no_smoke: bool, static: bool, only: tuple, skip: tuple,
@@ -195,7 +196,8 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             json_file: Optional[str], fail_on: str, exit_zero: bool,
             torch_version: Optional[str], gather: bool = False,
             gather_timeout: float = 30.0, quiet: bool = False, verbose: bool = False,
-            color: str = "auto") -> None:
+            color: str = "auto", baseline: Optional[str] = None,
+            write_baseline: Optional[str] = None) -> None:
     """Run the checks and report."""
     verbosity = _verbosity(quiet, verbose)
     repo = repo if repo is not None else default_repo()
@@ -214,6 +216,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     files = plan_outputs(output, fmt)
     outputs = [("--json", json_path)] if json_path else []
     outputs += [(o.label, o.path) for o in files]
+    outputs += suppress.use_baseline(job, baseline, write_baseline)
     check_outputs(outputs, job_inputs(job), job.repo)
     from doctor.multinode.merge import run_gathered
     from doctor.multinode.plan import plan_from_env, wants_gather
@@ -233,13 +236,18 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
                      on_done=progress)
         _end_progress(progress)
     _say_scope(job)
+    # --write-baseline: today's findings are accepted now, and the report says so
+    written = suppress.accept_all(report, write_baseline) if write_baseline else None
     check_outputs(outputs, job_inputs(job), job.repo)  # again: now every file read is known
     if json_path:  # first: the job-log copy must not depend on stdout's reader
         write_output(json_path, render("json", report), job.repo)
     write_outputs(files, fmt, lambda f, stream: render(f, report) if f != "table"
                   else _table(report, stream, verbosity, color), job.repo)
+    if written:
+        suppress.write_baseline(write_baseline, written, job.repo)
     code = report.exit_code()
     sys.exit(0 if exit_zero else code)
+
 
 
 def _table(report, stream, verbosity: int = 0, color: str = "auto") -> str:
@@ -469,6 +477,7 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
               default=SBATCH_TIMEOUT_S, show_default=True,
               help="Seconds sbatch may take; past that it is stopped and the outcome is unknown.")
 @view_options
+@suppress.baseline_options(write=False)
 @click.argument("script", type=click.Path(path_type=Path))
 @click.argument("sbatch_args", nargs=-1, type=click.UNPROCESSED)
 def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Path],
@@ -476,7 +485,8 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
                torch_version: Optional[str], fail_on: str, json_file: Optional[str],
                force: bool, script: Path, sbatch_args: tuple,
                sbatch_timeout: float = SBATCH_TIMEOUT_S, quiet: bool = False,
-               verbose: bool = False, color: str = "auto") -> None:
+               verbose: bool = False, color: str = "auto",
+               baseline: Optional[str] = None) -> None:
     """Check SCRIPT, then submit it: doctor sbatch [OPTIONS] SCRIPT [SBATCH OPTIONS] [-- ARGS].
 
     SBATCH OPTIONS go to sbatch, ARGS after `--` to the script. The checks read the job as
@@ -507,6 +517,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     job = Job(repo if repo is not None else default_repo(), configs=configs,
               sbatch=(str(script),), settings_file=settings_file, model=model,
               torch_version=torch_version, submit_args=args)
+    suppress.use_baseline(job, baseline)
     refuse_empty(("--json", json_file))
     if json_file and "%j" not in json_file.replace("%%", ""):  # else: known once submitted
         check_outputs([("--json", expand_output_pattern(json_file))], job_inputs(job), job.repo)
