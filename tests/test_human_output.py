@@ -227,12 +227,12 @@ def test_sbatch_says_nothing_but_the_job_id_when_the_job_passes(slurm_cluster, t
     repo = tmp_path / "repo"
     script = job_script(repo, f"doctor-quiet-{os.getpid()}-{tmp_path.name}")
     proc = run_doctor("sbatch", "--repo", str(repo), "--only", "slurm-gpu-mismatch",
-                      str(script), cwd=repo)
+                      str(script))
     assert proc.returncode == 0, proc.stderr
     assert re.fullmatch(r"\d+\n", proc.stdout) and proc.stderr == "", proc.stderr
     subprocess.run(["scancel", proc.stdout.strip()], capture_output=True, timeout=30)
     proc = run_doctor("sbatch", "--repo", str(repo), "-v", "--only", "slurm-gpu-mismatch",
-                      str(script), "--test-only", cwd=repo)
+                      str(script), "--test-only")
     assert re.search(r"^pass +slurm-gpu-mismatch ", proc.stderr, re.M), proc.stderr
 
 
@@ -243,7 +243,7 @@ def test_a_forced_jobs_log_gets_one_compact_block(slurm_cluster, tmp_path):
 
     repo = tmp_path / "repo"
     script = job_script(repo, f"doctor-forced-{os.getpid()}-{tmp_path.name}", nodes=2)
-    proc = run_doctor("sbatch", "--repo", str(repo), "--force", str(script), cwd=repo)
+    proc = run_doctor("sbatch", "--repo", str(repo), "--force", str(script))
     assert proc.returncode == 0, proc.stderr
     job_id = proc.stdout.strip()
     assert "error[slurm-gpu-mismatch]" in proc.stderr
@@ -257,3 +257,22 @@ def test_a_forced_jobs_log_gets_one_compact_block(slurm_cluster, tmp_path):
     shown = run_doctor("show", "-v", str(repo / f"slurm-{job_id}.out"))
     assert shown.returncode == 0 and re.search(r"^FAIL +slurm-gpu-mismatch ", shown.stdout,
                                                re.M), shown.stdout
+
+
+def test_a_suppressed_finding_is_counted_by_default_and_shown_with_its_reason_under_v(tmp_path):
+    repo = git_repo(tmp_path / "repo", {
+        "scripts/deploy.sh": "#!/bin/bash\n"
+                             "# doctor: ignore[rsync-exclude-unanchored] data/ holds no code here\n"
+                             "rsync -av --exclude data ./ remote:/x/\n"
+                             "rsync -av --exclude cache ./ remote:/y/\n",
+        "src/pkg/data/__init__.py": "x = 1\n", "src/pkg/cache/__init__.py": "x = 1\n"})
+    proc = run_doctor("run", "--static", "--repo", str(repo), "--only", "rsync-exclude-unanchored")
+    assert proc.returncode == 1, proc.stderr
+    assert "scripts/deploy.sh:4: error[rsync-exclude-unanchored]" in proc.stdout
+    assert "deploy.sh:3" not in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("1 error, 0 warnings, 0 passed, 1 suppressed")
+    proc = run_doctor("run", "--static", "-v", "--repo", str(repo),
+                      "--only", "rsync-exclude-unanchored")
+    shown = words(proc.stdout)
+    assert "scripts/deploy.sh:3: suppressed[rsync-exclude-unanchored] rsync exclude 'data'" \
+        in shown and "(inline: data/ holds no code here)" in shown, proc.stdout

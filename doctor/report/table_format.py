@@ -76,7 +76,8 @@ def render(report, color: bool = False, verbosity: int = 0,
     note = unreadable_note(doc)
     if verbosity >= 0 and note:
         out += _prose(note, width, "", "  ")
-    out += _prose(summary_line(doc, color), width, "", "  ")
+    summary = summary_line(doc, color)
+    out += _prose(summary, width, "", "  ", plain=_plain(summary, color))
     return "\n".join(out) + "\n"
 
 
@@ -358,17 +359,13 @@ def _checks(doc: dict, width: int, color: bool) -> list:
 
 
 def _suppressed(doc: dict, width: int, color: bool) -> list:
-    """-v: each suppressed finding on one line, with what suppressed it and why (the
-    message shortened to fit: it was accepted, not hidden)."""
+    """-v: each suppressed finding, with what suppressed it and why."""
     out = []
     for r in doc["results"]:
         for f in r.get("suppressed") or []:
             by = f.get("suppressed_by") or "suppressed"
             reason = f.get("reason") or "no reason given"
             text = f"{where(f)}{_paint('suppressed', 'skip', color)}[{r['id']}] " \
-                f"({by}: {reason}) {f.get('message') or ''}"
-            plain = _strip(text)
-            if len(plain) > width:
-                text = _recolor(text, width - 1) + "…"
-            out.append(text)
+                f"{f.get('message') or ''} ({by}: {reason})"
+            out += _prose(text, width, "", "    ", plain=_plain(text, color))
     return out
