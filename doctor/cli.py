@@ -382,7 +382,7 @@ def list_cmd(fmt: str) -> None:
     from tabulate import tabulate
 
     from doctor.registry import all_checks
-    from doctor.reported import severities
+    from doctor.reported import severities, shown_severity
 
     specs = all_checks()
     if fmt == "json":
@@ -392,7 +392,7 @@ def list_cmd(fmt: str) -> None:
                                 "needs": list(s.needs), "static": s.static} for s in specs],
                               indent=2))
         return
-    rows = [[s.id, "/".join(str(v) for v in severities(s)), "yes" if s.static else "",
+    rows = [[s.id, shown_severity(s), "yes" if s.static else "",
              ",".join(s.tags), ",".join(s.needs), s.title] for s in specs]
     click.echo(tabulate(rows, headers=["id", "severity", "static", "tags", "needs", "title"]))
 

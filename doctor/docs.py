@@ -15,6 +15,7 @@ from typing import Optional
 import yaml
 
 from doctor.registry import BUILTIN, CheckSpec, all_checks
+from doctor.reported import shown_severity
 
 SOURCE_ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_PREFIXES = ("fail", "pass", "skip")
@@ -30,7 +31,7 @@ def check_markdown(spec: CheckSpec) -> str:
     lines = [f"# {spec.id}", "", f"**{spec.title}**", "",
              "| severity | tags | needs | static (CI gate) | timeout |",
              "|---|---|---|---|---|",
-             f"| {spec.severity} | {', '.join(spec.tags) or '—'} | "
+             f"| {shown_severity(spec)} | {', '.join(spec.tags) or '—'} | "
              f"{', '.join(spec.needs) or '—'} | {'yes' if spec.static else 'no'} | "
              f"{'settings' if callable(spec.timeout) else f'{spec.timeout:g}s'} |", "",
              spec.doc, ""]
@@ -122,7 +123,7 @@ def index_markdown(specs: list) -> str:
              "CI gate (`doctor run --static`); the others probe the node they run on.", "",
              "| id | severity | static | title |", "|---|---|---|---|"]
     for s in specs:
-        lines.append(f"| [`{s.id}`]({s.id}.md) | {s.severity} | {'yes' if s.static else ''} "
+        lines.append(f"| [`{s.id}`]({s.id}.md) | {shown_severity(s)} | {'yes' if s.static else ''} "
                      f"| {s.title.replace('|', chr(92) + '|')} |")
     return "\n".join(lines) + "\n"
 

@@ -48,3 +48,8 @@ def severities(spec: Any) -> list:
                     todo.append(n.id)   # a call, or a function handed on as a callback
     return sorted(found, reverse=True)
 
+
+def shown_severity(spec: Any) -> str:
+    """`error`, `warning`, or `error/warning` for a check that reports both (`doctor
+    list`, the check pages)."""
+    return "/".join(str(s) for s in severities(spec))

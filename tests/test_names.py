@@ -226,6 +226,9 @@ def test_list_shows_the_severities_a_check_reports():
     assert doc["ddp-smoke"]["severities"] == ["error"]
     table = {ln.split()[0]: ln.split()[1] for ln in run_doctor("list").stdout.splitlines()[2:]}
     assert table["gitignore-hides-source"] == "error/warning" and table["ddp-smoke"] == "error"
+    # the check's page says the same (docs/checks, doctor explain)
+    page = run_doctor("explain", "gitignore-hides-source").stdout
+    assert "\n| error/warning | git, repo |" in page
 
 
 def test_docs_is_a_developer_command(tmp_path):
