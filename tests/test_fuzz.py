@@ -940,7 +940,9 @@ def _real_report(base: Path) -> dict:
         try:
             repo.write("job→é.sbatch", b"#!/bin/bash\r\n#SBATCH -N 1\r\nexport "
                                        b"NCCL_ASYNC_ERROR_HANDLING=1\r\nsrun python t.py\r\n")
-            repo.write("c.yaml", b"num_workers: 0\npersistent_workers: true\n")
+            # and a finding an inline comment accepts: the report's `suppressed` too
+            repo.write("c.yaml", b"num_workers: 0\npersistent_workers: true\nprefetch_factor: "
+                                 b"2  # doctor: ignore[dataloader-option-conflict] old torch\n")
             out = repo.outdir / "r.json"
             run_inprocess(["run", "--static", "--repo", str(repo.path), "--config",
                            str(repo.path / "c.yaml"), "--json", str(out)], repo.top, {})
