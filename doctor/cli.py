@@ -176,7 +176,8 @@ def cli() -> None:
               "implies --no-smoke; never imports torch.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
               show_default=True, help="What goes to stdout (or --output).")
-@click.option("--output", multiple=True, metavar="[FORMAT:]FILE", help=MANY_OUTPUTS_HELP)
+@click.option("--output", multiple=True, metavar="[FORMAT:]FILE",
+              help=MANY_OUTPUTS_HELP + " " + OUTPUT_HELP)
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: job id, "
               "%N: node name). " + OUTPUT_HELP)
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
