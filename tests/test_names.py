@@ -172,6 +172,24 @@ def test_a_factory_that_exists_runs_and_its_traceback_is_where_the_fix_says(mode
     assert any("no such layer" in (f["data"].get("stack") or "") for f in result["findings"])
 
 
+def test_installed_modules_are_found_and_an_attribute_module_is_let_through(tmp_path):
+    """Outside the repo the same rules hold: the stdlib's json defines no `lods`; `os.path`
+    is no package of os (an attribute bound at run time), so the smoke judges it."""
+    from types import SimpleNamespace
+
+    from doctor.errors import InputError
+    from doctor.smoke.factory import check_factory
+
+    def job(model):
+        return SimpleNamespace(model=model, repo=tmp_path, rel=str,
+                               settings=SimpleNamespace(smoke={}, path=None))
+
+    check_factory(job("os.path:join"))
+    check_factory(job("json:loads"))
+    with pytest.raises(InputError, match=r"defines no 'lods' .*did you mean 'loads'"):
+        check_factory(job("json:lods"))
+
+
 @pytest.mark.parametrize("source,name,known", [
     ("from torch.nn import *\n", "Linear", None),           # a star import: unsure
     ("def __getattr__(name):\n    return name\n", "x", None),
