@@ -268,6 +268,8 @@ def _progress(job):
 
     progress = Progress()
     job.on_progress = progress.say
+    # cleared however the command ends: a refusal's one line must not follow the progress
+    click.get_current_context().call_on_close(progress.finish)
     return progress
 
 
