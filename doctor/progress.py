@@ -13,7 +13,7 @@ import os
 import sys
 import threading
 import time
-from typing import Optional
+from typing import Optional, TextIO
 
 TICK_S = 0.5
 QUIET_S = 1.0   # a run shorter than this shows no line at all
@@ -23,7 +23,7 @@ class Progress:
     """`on_done` for the runner (a result at a time), `say` for Job.say, `finish()` once
     the run is over."""
 
-    def __init__(self, stream=None):
+    def __init__(self, stream: Optional[TextIO] = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.t0 = time.monotonic()
         self.done: set = set()
