@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, CompileCall, code_settings, step_argv
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 from doctor.job.sources import judges_all
 
 COMPILE_KEYS = ("compile", "torch_compile", "use_compile", "compile_model")
@@ -122,6 +123,8 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
                 location=loc, fix="Install the triton matching this torch build, or turn "
                 "compile off for this node.",
                 commands=("pip install triton",) if not arm else (),
+                options=(FixOption((run("in the job's Python environment",
+                                        "pip install triton"),)),) if not arm else (),
                 data=dict(base, rule="triton-missing", machine=machine, target=gpu,
                           **({"unseen": [unseen]} if unseen else {})),
                 severity=Severity.WARNING if unseen else None)

@@ -8,6 +8,7 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.launchers import CONTAINER_VALUE
 from doctor.job.platform import platform_of
+from doctor.model import FixOption, add
 
 BIND_VARS = ("APPTAINER_BIND", "APPTAINER_BINDPATH", "SINGULARITY_BIND", "SINGULARITY_BINDPATH")
 CONTAINLIBS_VARS = ("APPTAINER_CONTAINLIBS", "SINGULARITY_CONTAINLIBS")
@@ -285,6 +286,11 @@ def _findings(job: Job, steps: list, site: dict) -> list:
                 location=loc, severity=Severity.WARNING if (liblist or opaque) else None,
                 fix="Export the libraries before the container step.",
                 commands=(f'export SINGULARITY_CONTAINLIBS="{",".join(libs)}"',),
+                options=(FixOption((add(loc.path if loc else None,
+                                        f'export SINGULARITY_CONTAINLIBS="{",".join(libs)}"',
+                                        where=f"before line {loc.line}, the container step"
+                                        if loc and loc.line else "before the container step"),
+                                    )),),
                 data={"container": cs0.where, "missing": missing, "gpu": gpu}))
     nodes = max((s.nodes.value or 0) for s in steps)
     fabric = [f for f in site.get("fabric_binds") or ()

@@ -11,6 +11,7 @@ from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
 from doctor.job.launch import workdir
 from doctor.job.shell import command_argv, split_commands, unquote
+from doctor.model import FixOption, add, change, edit_steps
 from doctor.scanners import gitignore
 
 
@@ -141,6 +142,13 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
             (Location(script.rel) if script else None),
             fix="Disable core dumps in the job script, or ignore core files in git.",
             commands=("ulimit -c 0", *(f"echo {shlex.quote(ln)} >> .gitignore" for ln in lines)),
+            # two ways: no core files, or core files git ignores
+            options=(FixOption((change(at.rel, line, "ulimit -c 0") if at and line else
+                                add(script.rel if script else None, "ulimit -c 0",
+                                    where="after the #SBATCH lines"),), "no core dumps"),
+                     *((FixOption(edit_steps((edit,)) if edit else
+                                  (add(".gitignore", *lines),), "git ignores them"),)
+                       if lines else ())),
             edits=(edit,) if edit else (),
             data={"limit": limit, "hard": hard, "core_pattern": pattern, "core_file": name,
                   "workdir": job.rel(cwd)})

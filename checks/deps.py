@@ -13,6 +13,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor import fs
 from doctor.job.context import Job
+from doctor.model import FixOption, add, run
 from doctor.job.cluster import not_this_machines
 from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
 from doctor.job.launchers import CONTAINER_VALUE
@@ -136,7 +137,13 @@ def _judge(job: Job, script) -> Iterator[Finding]:
         if unresolved:
             msg += f"; unless PYTHONPATH's unresolved parts ({', '.join(unresolved)}) add it"
             severity = Severity.WARNING
+        # the container's pip runs on a login node; the export goes in the job's script
+        options = (FixOption((run("with the container's Python (DIR: a shared directory)",
+                                  commands[0]),
+                              add(None, commands[1], where="before the container step"))),) \
+            if kind == "container" else (FixOption((run(f"for {where}", *commands),)),)
         yield Finding(msg, location=Location(path, line), fix=fix, commands=commands,
+                      options=options,
                       data={"module": name, "pip": pip, "python": where,
                             "also_imported_at": [f"{p}:{n}" for p, n in others]},
                       severity=severity)

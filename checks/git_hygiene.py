@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, check
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 from doctor.scanners import gitignore
 from doctor.scanners.git import (
     CANDIDATE_SIZE,
@@ -165,6 +166,7 @@ def _core_finding(job: Job, repo: GitRepo, b: Blob, cores: list) -> Finding:
     edit = gitignore.ignore_edit(job, b.path, lines, "ignore core dumps in .gitignore") \
         if lines else None
     return Finding(msg, location=Location(b.path), fix=_fix(b), commands=cmds, data=data,
+                   options=(FixOption((run("in the repo", *cmds),)),) if cmds else (),
                    edits=(edit,) if edit else ())
 
 
@@ -248,4 +250,6 @@ def _large_finding(repo: GitRepo, b: Blob, error_bytes: int) -> Finding:
         data["commit"] = b.commit
     return Finding(msg, location=Location(b.path), fix=_fix(b),
                    commands=_commands(repo, b, ignore=_ignore_line(b.path)), data=data,
+                   options=(FixOption((run("in the repo", *_commands(
+                       repo, b, ignore=_ignore_line(b.path))),)),),
                    severity=Severity.ERROR if severe else Severity.WARNING)

@@ -11,6 +11,7 @@ from typing import Callable, Iterator, Optional
 from doctor import Finding, Location, Severity, check
 from doctor import fs
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 from doctor.job.sources import python_trees, trees_mentioning
 from doctor.job.stepconfigs import plain_hydra, step_configs
 from doctor.scanners.git import GitRepo, checked, repo_for
@@ -340,7 +341,7 @@ def _finding(repo: GitRepo, hidden: list, needs: dict) -> Finding:
         msg, location=Location(src, h.line),
         fix=(f"Anchor the pattern: `{anchored}` instead of `{h.pattern}` on {src}:{h.line} "
              f"(or force-add the files with `git add -f`), then add and commit them."),
-        commands=cmds,
+        commands=cmds, options=(FixOption((run("in the repo", *cmds),)),) if cmds else (),
         data={"pattern": h.pattern, "ignore_file": src, "ignore_line": h.line,
               "file": h.path, "ignored": h.component, "needed_by": by,
               "needed_as": need.what, "anchored": anchored,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.env import env_location
 
@@ -195,6 +195,7 @@ def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding
                         "" if asks else f"; the job requests no GPU, but {asks_why(script)}"),
                     location=env_location(v), fix=f"Unset {name}, or list the devices.",
                     commands=(f"unset {name}",), data=data,
+                    options=edits.unset_fix(job, env_location(v), name),
                     severity=None if asks else Severity.WARNING)
         rocr, hip, cuda = (vals.get(n) for n in VISIBILITY[:3])
         if backend != "cuda" and rocr is not None and hip is not None \
@@ -208,7 +209,8 @@ def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding
                     "raises 'HIP_VISIBLE_DEVICES contains more devices than "
                     "ROCR_VISIBLE_DEVICES' (HIP indices are relative to ROCR's list)",
                     location=env_location(hip), fix="Set only ROCR_VISIBLE_DEVICES on ROCm.",
-                    commands=("unset HIP_VISIBLE_DEVICES",), data=data)
+                    commands=("unset HIP_VISIBLE_DEVICES",), data=data,
+                    options=edits.unset_fix(job, env_location(hip), "HIP_VISIBLE_DEVICES"))
         if backend != "cuda" and hip is not None and cuda is not None \
                 and hip.value.strip() and cuda.value.strip() \
                 and hip.value.replace(" ", "") != cuda.value.replace(" ", "") \
@@ -219,7 +221,8 @@ def _visibility_findings(job: Job, backend: str, data: dict) -> Iterator[Finding
                 f"{cuda.value} ({cuda.where()}) disagree: on ROCm both select devices and "
                 "which one wins depends on the HIP and torch versions",
                 location=env_location(cuda), fix="Set one of them (on ROCm: ROCR_VISIBLE_DEVICES).",
-                commands=("unset CUDA_VISIBLE_DEVICES",), data=data)
+                commands=("unset CUDA_VISIBLE_DEVICES",), data=data,
+                options=edits.unset_fix(job, env_location(cuda), "CUDA_VISIBLE_DEVICES"))
 
 
 def _asks_gpus(job: Job, script) -> Optional[bool]:

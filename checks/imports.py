@@ -12,6 +12,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor import fs
 from doctor.job.context import Job
+from doctor.model import FixOption, run, script_fix
 from doctor.job.env import followed_env
 from doctor.job.closure import step_files, sys_path_edits
 from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
@@ -200,7 +201,9 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                         f"code for {where})", location=loc,
                         fix="Install the repo in editable mode in the job's environment, or "
                             "put the repo's package root first on PYTHONPATH.",
-                        commands=("pip install -e .",), data=data, severity=Severity.WARNING)
+                        commands=("pip install -e .",), data=data, severity=Severity.WARNING,
+                        options=(FixOption((run("in the job's Python environment, in the "
+                                                "repo", "pip install -e ."),)),))
     if not looked and skipped:
         raise Skip("; ".join(skipped))
 
@@ -314,6 +317,10 @@ def _missing(job: Job, editable, name, r, packages, pp, unresolved, cwd_from, wh
         commands: tuple = (export, "pip install -e .")
         if editable is not None and not os.path.isabs(root):
             fixes = _export_edit(job, editable, pp, export, root)
+        # two ways: the job script's PYTHONPATH, or an editable install
+        options: tuple = (script_fix(fixes, export, file=editable.rel if editable else None)
+                          + (FixOption((run("in the job's Python environment, in the repo",
+                                            "pip install -e ."),)),))
     else:
         locs = ", ".join(r["locations"]) or "?"
         msg = (f"`import {name}` fails for {where}: {missing} is missing from {locs} "
@@ -322,6 +329,7 @@ def _missing(job: Job, editable, name, r, packages, pp, unresolved, cwd_from, wh
                "dropped it, anchor the exclude pattern (`--exclude '/data'`, not "
                "`--exclude 'data'`).")
         commands = ()
+        options = ()
     severity = None
     links = [u for u in unresolved if " " in u]
     variables = [u for u in unresolved if " " not in u]
@@ -332,7 +340,7 @@ def _missing(job: Job, editable, name, r, packages, pp, unresolved, cwd_from, wh
     if unresolved:   # precision rule: a link the doctor cannot see → at most a warning
         severity = Severity.WARNING
     return Finding(msg, location=loc, fix=fix, commands=commands, data=data, severity=severity,
-                   edits=fixes)
+                   edits=fixes, options=options)
 
 
 SUBMIT_DIR = re.compile(r"\$SLURM_SUBMIT_DIR/?|\$\{SLURM_SUBMIT_DIR(:-\.)?\}/?|\.")

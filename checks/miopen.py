@@ -11,6 +11,7 @@ from doctor.job.context import Job
 from doctor.job.env import env_location
 from doctor.job.paths import known_dir, value_parts
 from doctor.job.platform import platform_of
+from doctor.model import FixOption, add, edit_steps, script_fix
 from doctor.multinode.hostlist import compress_hostlist
 from doctor.probes.mounts import MIOPEN_NETWORKED, filesystem_of
 from doctor.registry import cross_node, node_fact
@@ -94,7 +95,10 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
             fix="Rename the variable to MIOPEN_USER_DB_PATH.",
             commands=(f'export MIOPEN_USER_DB_PATH="{typo.value}"', "unset MIOPEN_USER_DB"),
             data=_data("MIOPEN_USER_DB", typo.value, None, nodes),
-            edits=_typo(job, typo, "MIOPEN_USER_DB_PATH" in env))
+            edits=_typo(job, typo, "MIOPEN_USER_DB_PATH" in env),
+            options=script_fix(_typo(job, typo, "MIOPEN_USER_DB_PATH" in env),
+                               f'export MIOPEN_USER_DB_PATH="{typo.value}"',
+                               file=script.rel if script else None))
     off = env.get("MIOPEN_DISABLE_CACHE")
     if off is not None and off.value.strip().lower() in TRUTHY:
         yield Finding(
@@ -105,6 +109,9 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
             fix="Remove MIOPEN_DISABLE_CACHE and give the cache a per-job node-local "
                 "directory instead.",
             commands=("unset MIOPEN_DISABLE_CACHE", *fix_cmds),
+            options=(FixOption(edit_steps(_own_line(job, off, "")) + (
+                add(script.rel if script else None, *fix_cmds,
+                    where="after the #SBATCH lines"),)),),
             data=_data("MIOPEN_DISABLE_CACHE", off.value, None, nodes),
             edits=_own_line(job, off, "remove MIOPEN_DISABLE_CACHE (the cache comes back on)",
                             unsafe=True))
@@ -113,7 +120,8 @@ def _check_env(job: Job, script) -> Iterator[Finding]:
         finding = _check_dir(job, script, env, var, nodes, fix, fix_cmds)
         if finding is not None:
             block = _block(job, script, env, fix_cmds) if block is None else block
-            finding = replace(finding, edits=block)
+            finding = replace(finding, edits=block, options=script_fix(
+                block, *fix_cmds, file=script.rel if script else None))
         if finding is not None and var not in env and env.opaque:
             # precision rule: MIOpen's default only if nothing the doctor cannot read sets it
             finding = replace(finding, severity=Severity.WARNING, message=finding.message

@@ -134,15 +134,11 @@ def _rename(job: Job, loc: Optional[Location], name: str, python: bool) -> tuple
 
 
 def _ignored(job: Job, name: str, value: Optional[str], where: str, loc) -> Finding:
-    # the line that sets it, to remove (as it reads); `unset` where it cannot be read
-    gone = edits.delete_lines(job, loc.path, loc.line, loc.line, "") if loc and loc.line \
-        else None
     return Finding(f"{name} (set at {where}) is read by no torch code: the collective "
                    "timeout stays at its default (10 min for NCCL)",
                    location=loc, fix=f"Remove {name}. {TIMEOUT_FIX}",
                    commands=(f"unset {name}",),
-                   options=(FixOption(edit_steps((gone,)) if gone else
-                                      (add(None, f"unset {name}"),)),),
+                   options=edits.unset_fix(job, loc, name),
                    data={"variable": name, "value": value, "kind": "ignored"})
 
 

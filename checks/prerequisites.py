@@ -12,6 +12,7 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Severity, Skip, check
 from doctor.job.configs import Unknown, keypath
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 from doctor.job.loads import Cand, CodeLoads, _dotted
 from doctor.job.made import producer, script_writes
 from doctor.job.stepconfigs import step_configs
@@ -383,6 +384,7 @@ def _finding(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) -> Fin
               f"({how}){link}"
     fix = f"Create {path} before submitting"
     commands: tuple = ()
+    options: tuple = ()
     if producer:
         verb = "writes" if writers else "mentions"
         fix = f"Run {producer[0]} before the job (it {verb} {name} at {producer[0]}:" \
@@ -390,11 +392,12 @@ def _finding(job: Job, code: CodeLoads, cand: Cand, ctx: Ctx, path: Path) -> Fin
         if producer[0].endswith(".py"):
             cwd = ctx.cwd or job.repo
             commands = (f"cd {cwd} && python {os.path.relpath(job.repo / producer[0], cwd)}",)
+            options = (FixOption((run("before you submit the job", *commands),)),)
     if cand.fallback:
         fix += "; make the read raise when the file is missing instead of computing it " \
                "inside the distributed job"
     fix += "."
-    return Finding(msg, location=cand.loc, fix=fix, commands=commands, data={
+    return Finding(msg, location=cand.loc, fix=fix, commands=commands, options=options, data={
         "path": cand.written, "resolved": str(path), "source": cand.source,
         "load": cand.load, "fallback": cand.fallback, "chain": cand.chain,
         "producer": f"{producer[0]}:{producer[1]}" if producer else None,

@@ -15,6 +15,7 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.model import Edit
 from doctor.job.shell import brace_expand, effective_command, expand, split_commands, unquote
+from doctor.model import FixOption, edit_steps, run
 from doctor.scanners.git import repo_for
 from doctor.scanners.rsync import (Command, Exclusions, Rule, Unsupported, parse_command, topmost)
 
@@ -334,6 +335,7 @@ def _finding(inv: Invocation, cmd: Command, rule: Rule, fixed: Rule, source: str
                f"`{fixed.pattern}` (a leading / anchors it to the top of the transfer).")
         script = f"{in_file[1]}s|^{_sed(rule.pattern)}$|{_sed(fixed.pattern)}|"
         commands: tuple = (f"sed -i {shlex.quote(script)} {shlex.quote(in_file[0])}",)
+        options: tuple = (FixOption((run("in the repo", *commands),)),)
         location = Location(inv.script, inv.line)
     else:
         words = list(inv.words)
@@ -343,8 +345,9 @@ def _finding(inv: Invocation, cmd: Command, rule: Rule, fixed: Rule, source: str
         fix = (f"Anchor the pattern with a leading / so that only the top-level "
                f"{rule.pattern} is excluded.")
         commands = (" ".join(words),)
+        options = ()
         location = Location(inv.script, inv.line)
-    return Finding(msg, location=location, fix=fix, commands=commands,
+    return Finding(msg, location=location, fix=fix, commands=commands, options=options,
                    data={"pattern": rule.pattern, "command_line": inv.line, "source": source,
                          "dropped": dropped},
                    severity=Severity.ERROR if python else Severity.WARNING)
@@ -394,7 +397,8 @@ def _with_edits(job: Job, inv: Invocation, cmd: Command, found: list) -> Iterato
         edit = (_file_edit(job, inv, cmd.rule_files[id(rule)], rule, anchor[id(rule)])
                 if id(rule) in cmd.rule_files else
                 line_edits.get(words[id(rule)][0]) if id(rule) in words else None)
-        yield replace(finding, edits=(edit,)) if edit else finding
+        yield replace(finding, edits=(edit,), options=(FixOption(edit_steps((edit,))),)) \
+            if edit else finding
 
 
 def _word_spot(job: Job, inv: Invocation, idx: int, rule: Rule, anchored: str) -> Optional[tuple]:

@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check, edits, fs
 from doctor.errors import wide_encoding
 from doctor.job.context import Job
+from doctor.model import FixOption, add, run
 
 
 def first_crlf_line(path: Path) -> Optional[int]:
@@ -88,6 +89,9 @@ def script_dos_line_breaks(job: Job) -> Iterator[Finding]:
             commands=(f"sed -i 's/\\r$//' {rel}",
                       "printf '*.sh text eol=lf\\n*.sbatch text eol=lf\\n"
                       "*.slurm text eol=lf\\n' >> .gitattributes"),
+            options=(FixOption((run("in the repo", f"sed -i 's/\\r$//' {rel}"),
+                                add(".gitattributes", "*.sh text eol=lf", "*.sbatch text eol=lf",
+                                    "*.slurm text eol=lf"))),),
             data={"path": rel, "line": line, "run_by": runner},
             edits=_to_lf(job, rel),
             severity=None if runner or path in jobs else Severity.WARNING)
@@ -181,6 +185,7 @@ def script_encoding_unsupported(job: Job) -> Iterator[Finding]:
             location=Location(rel, 1),
             fix="Convert it to UTF-8 without a byte-order mark.",
             commands=(convert,),
+            options=(FixOption((run("in the repo", convert),)),),
             data={"path": rel, "encoding": codec, "run_by": runner},
             # an error where a job runs it: the job script, or a UTF-16 script a step runs
             # (a BOM there only breaks its first line); a file no job runs is never an error

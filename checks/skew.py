@@ -11,6 +11,7 @@ from typing import Any, Iterator
 
 from doctor import Finding, Skip, check
 from doctor.job.context import Job
+from doctor.model import FixOption, run
 from doctor.multinode.hostlist import compress_hostlist
 
 GATHER_HINT = ("only in a gathered multi-node run: `srun --ntasks-per-node=1 doctor run "
@@ -95,6 +96,11 @@ def node_skew(job: Job) -> Iterator[Finding]:
                 commands=(f"sbatch --exclude={where} ...",
                           f'scontrol update nodename={where} state=drain '
                           f'reason="doctor: node-skew {key}"'),
+                options=(FixOption((run("on the login node: submit without the node",
+                                        f"sbatch --exclude={where} ..."),)),
+                         FixOption((run("as a Slurm administrator: drain it",
+                                        f'scontrol update nodename={where} state=drain '
+                                        f'reason="doctor: node-skew {key}"'),))),
                 data={"fact": key, "node": where, "value": value, "expected": ref_value,
                       "values": values})
 
@@ -126,6 +132,8 @@ def node_missing(job: Job) -> Iterator[Finding]:
                       fix=f"Check {node} (`scontrol show node {node}`) and keep the job off "
                           f"it until it is fixed.",
                       commands=(f"scontrol show node {node}", f"sbatch --exclude={node} ..."),
+                      options=(FixOption((run("on the login node", f"scontrol show node {node}",
+                                              f"sbatch --exclude={node} ..."),)),),
                       data={"node": node, "rank": n["rank"], "reason": n.get("reason")})
 
 

@@ -264,10 +264,11 @@ def _sbatch(script: Any, count: Any, text: str) -> FixStep:
         add(script.rel, text, where="among the #SBATCH lines")
 
 
-def _config(cfg: Any, loc: Location, key: str, value: Any) -> tuple:
+def _config(cfg: Any, loc: Location, key: Optional[str], value: Any) -> tuple:
     """The config's line `key: value`, where the key is written in the config itself
     (a value from the command line is changed there, in words)."""
-    return (change(cfg.rel, loc.line, f"{key}: {value}"),) if loc.path == cfg.rel else ()
+    return (change(cfg.rel, loc.line, f"{key}: {value}"),) \
+        if key and loc.path == cfg.rel else ()
 
 
 def launcher_rules(job: Job, step: Any) -> list:

@@ -11,6 +11,7 @@ from typing import Any, Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.configs import keypath
 from doctor.job.context import Job
+from doctor.model import FixOption, add
 from doctor.job.paths import filesystem, known_dir, value_parts
 from doctor.job.ranks import rank_conditional
 from doctor.job.sources import dotted, trees_mentioning
@@ -295,6 +296,7 @@ def _judge(job: Job, db: Db, script: Any, usage: dict) -> Optional[Finding]:
         reason += f" (if {os.path.dirname(raw)} is on a network filesystem)"
     return Finding(f"{head}: {reason}", location=db.location or _script_loc(script),
                    severity=severity, fix=_fix_text(db), commands=_fix_commands(db, raw),
+                   options=_fix_options(db, raw, script),
                    data={"source": db.source, "name": db.name, "value": db.value,
                          "path": raw, "per_job": db.per_job,
                          "writers": {"several": writers.several, "why": writers.why},
@@ -329,6 +331,14 @@ def _var(db: Db) -> str:
         return db.name
     return "OPTUNA_STORAGE" if re.search(r"optuna|study|storage", db.name, re.I) \
         else "MLFLOW_TRACKING_URI"
+
+
+def _fix_options(db: Db, path: str, script) -> tuple:
+    """The job script's lines: the export before the training step, the copy after it."""
+    export, _, copy = _fix_commands(db, path)
+    rel = script.rel if script else None
+    return (FixOption((add(rel, export, where="before the training step"),
+                       add(rel, copy, where="after the training step"))),)
 
 
 def _fix_commands(db: Db, path: str) -> tuple:

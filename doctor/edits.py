@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from doctor import fs
-from doctor.model import Edit
+from doctor.model import Edit, FixOption, add, edit_steps, run
 
 HEADER_DIRECTIVE = re.compile(r"#(SBATCH|PBS|BSUB)\b")
 
@@ -73,6 +73,20 @@ def delete_lines(job: Any, path: str, start: int, end: int, title: str,
         return None
     return Edit(path, start, end, "".join(lines[start - 1:end]), "", title,
                 _applicability(unsafe))
+
+
+def unset_fix(job: Any, loc: Any, name: str) -> tuple:
+    """The fix (FixOption) that unsets variable `name`, set at `loc`: that line removed
+    where it is just `[export] NAME=value`, else `unset NAME` after it; set in the
+    login environment (no line): `unset NAME` in the shell that submits the job."""
+    if loc is None or not loc.line:
+        return (FixOption((run("in the shell you submit the job from", f"unset {name}"),)),)
+    lines = read_lines(job, loc.path) or []
+    text = lines[loc.line - 1] if loc.line <= len(lines) else ""
+    if re.fullmatch(r"\s*(export\s+)?{}=\S*\s*".format(re.escape(name)), text):
+        gone = delete_lines(job, loc.path, loc.line, loc.line, f"remove {name}")
+        return (FixOption(edit_steps((gone,))),) if gone else ()
+    return (FixOption((add(loc.path, f"unset {name}", where=f"after line {loc.line}"),)),)
 
 
 def insert_lines(job: Any, path: str, before: int, texts: Sequence[str], title: str,

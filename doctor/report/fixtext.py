@@ -47,8 +47,9 @@ def step_lines(step: dict) -> list:
         return [head, *(f"{INDENT}$ {c}" for c in step["lines"])]
     if kind == "add":
         head = f"Add to {place or 'the job script'}" + (f" ({where})" if where else "") + ":"
-    elif kind == "change":
-        head = f"Change {place} to:" if place else "Change the line to:"
+    elif kind == "change":   # where: several lines ("lines 10-11")
+        head = (f"Change {file}, {where}, to:" if file and where else
+                f"Change {place} to:" if place else "Change the line to:")
     elif kind == "remove":
         head = f"Remove {place}:" if place else "Remove:"
     else:   # a kind a newer doctor wrote: its lines, as lines
