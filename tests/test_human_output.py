@@ -238,19 +238,18 @@ def test_sbatch_says_nothing_but_the_job_id_when_the_job_passes(slurm_cluster, t
 
 @pytest.mark.slurm
 def test_a_forced_jobs_log_gets_one_compact_block(slurm_cluster, tmp_path):
-    """It used to get the whole table and the indented JSON: 505 `#` lines for the demo."""
-    from test_slurm_injob import wait_done
-
+    """It used to get the whole table and the indented JSON: 505 `#` lines for the demo.
+    (The block is appended before the held job is released; test_sbatch_cli waits for the
+    job and shows its own output comes after it.)"""
     repo = tmp_path / "repo"
     script = job_script(repo, f"doctor-forced-{os.getpid()}-{tmp_path.name}", nodes=2)
     proc = run_doctor("sbatch", "--repo", str(repo), "--force", str(script))
     assert proc.returncode == 0, proc.stderr
     job_id = proc.stdout.strip()
+    subprocess.run(["scancel", job_id], capture_output=True, timeout=30)
     assert "error[slurm-gpu-mismatch]" in proc.stderr
-    assert wait_done(job_id) == "COMPLETED"
     log = (repo / f"slurm-{job_id}.out").read_text()
     block = [line for line in log.splitlines() if line.startswith("#")]
-    assert log.index("# doctor: job") < log.index("output of this run")
     assert any("error[slurm-gpu-mismatch]" in line for line in block)
     assert SUMMARY.match(next(line[2:] for line in block if SUMMARY.match(line[2:])))
     assert len(block) <= 12, block   # header, findings, summary, the JSON on one line
