@@ -11,6 +11,7 @@ from doctor.job.cluster import declared_clusters, not_this_machines
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
+from doctor.model import FixOption, add, change, remove, run
 from doctor.job.hydra import resolve_oc_env
 from doctor.job.loaders import CodeLoader, LoaderSpec, code_workers, loader_specs
 from doctor.job.sources import dotted, trees_mentioning
@@ -327,6 +328,9 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                 fix=(f"Replace line {u.line} with `ulimit -n {hard}`." if hard is not None
                      else f"Remove line {u.line}."),
                 commands=(f"ulimit -n {hard}",) if hard is not None else (),
+                options=(FixOption((change(script.rel, u.line, f"ulimit -n {hard}")
+                                    if hard is not None else
+                                    remove(script.rel, u.line, u.text),)),),
                 data=data, severity=Severity.WARNING,
                 edits=_ulimit_edit(job, script, u.line, hard)
                 if hard is not None and not other else ())
@@ -349,15 +353,19 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                          "before the training command:")
                 loc = Location(script.rel, at or last or None)
                 fixes = () if other else _ulimit_edit(job, script, at, target)
+                step = change(script.rel, at, f"ulimit -n {target}") if at else \
+                    add(script.rel, f"ulimit -n {target}",
+                        where=f"after line {last}, before the training command")
             else:
                 where, loc = "run in the shell that launches the training:", cfg_loc
                 fixes = ()
+                step = run("in the shell that launches the training", f"ulimit -n {target}")
             yield Finding(
                 f"soft open-file limit {_fmt(soft)} < {needed} needed: {est}; the hard "
                 f"limit {_fmt(hard0)} allows raising it{why}{here}",
                 location=loc, fix=f"Raise the soft limit: {where} `ulimit -n {target}`.",
                 commands=(f"ulimit -n {target}",), data=data, severity=Severity.WARNING,
-                edits=fixes)
+                edits=fixes, options=(FixOption((step,)),))
             continue
         fit = max(0, (hard0 - base_fds) // per_worker)
         data["max_workers"] = fit
@@ -372,7 +380,10 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
             + (f" — {other}; that cluster's limit is not known here" if other else ""),
             severity=Severity.WARNING if unseen or other else None,
             location=cfg_loc,
+            # no workers at all is the least: never "0 or fewer"
             fix=(f"Lower num_workers (line {spec.line('num_workers')}) to {fit} or fewer"
+                 if fit > 0 else f"Set num_workers (line {spec.line('num_workers')}) to 0 "
+                 "(the main process loads the data)"
                  + (f" (or prefetch_factor, line {spec.line('prefetch_factor')})"
                     if "prefetch_factor" in spec.mapping else "")
                  + ", or call torch.multiprocessing.set_sharing_strategy(\"file_system\") in "
