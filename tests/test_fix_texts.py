@@ -104,6 +104,9 @@ def test_built_in_model_smoke_pass_says_it_proved_nothing_about_yours(tmp_path):
     r = result_of(doc, "ddp-smoke")
     assert r["status"] == "pass", r
     assert "proves nothing about your model" in r["reason"], r
-    proc = run_doctor("run", "--repo", str(repo), "--only", "ddp-smoke", "-v", timeout=300,
+    # the default output (no -v) says it too, not only the JSON
+    proc = run_doctor("run", "--repo", str(repo), "--only", "ddp-smoke", timeout=300,
                       env={"COLUMNS": "200"})
+    assert proc.returncode == 0, proc.stderr
+    assert "note[ddp-smoke] passed: the built-in toy model" in proc.stdout, proc.stdout
     assert "proves nothing about your model" in " ".join(proc.stdout.split()), proc.stdout

@@ -73,6 +73,11 @@ def render(report, color: bool = False, verbosity: int = 0,
         out += _checks(doc, width, color) + [""]
         suppressed = _suppressed(doc, width, color)
         out += suppressed + ([""] if suppressed else [])
+    if verbosity == 0:   # a pass that says what it does not prove (ddp-smoke's built-in
+        # model); -v shows it on the check's row
+        for r in doc["results"]:
+            if r["status"] == "pass" and r.get("reason"):
+                out += _prose(f"note[{r['id']}] passed: {r['reason']}", width, "", "    ") + [""]
     note = unreadable_note(doc)
     if verbosity >= 0 and note:
         out += _prose(note, width, "", "  ")
