@@ -42,7 +42,9 @@ def ddp_smoke(job: Job) -> Iterator[Finding]:
     failure caused the others. Settings: `smoke: {model, input_shape,
     timeout_s (default 180), world_size, backend (auto, gloo, nccl)}`. A
     forced `backend: nccl` with fewer GPUs than ranks cannot run here: a skip
-    that says so (it proves nothing about the job either way).
+    that says so (it proves nothing about the job either way). A pass on the
+    built-in model says so: it shows that torch, the backend and the node work,
+    and nothing about your model.
 
     ## Why it matters
     Distributed failures surface late and far from their cause: a rank-0-only
