@@ -14,7 +14,8 @@ from doctor.job import flow
 from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
                               same_on_every_rank, value_on_rank)
-from doctor.job.sources import dotted, raw_texts, source_path, tree_of, trees_mentioning
+from doctor.job.sources import (dotted, nodes, raw_texts, source_path, tree_of,
+                                 trees_mentioning)
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
@@ -60,7 +61,7 @@ class Module(flow.Module):
         self.direct: dict = {}     # imported collective name → its torch name
         self._defs: list = []      # every def at any depth, and every call: one walk
         self._calls: list = []
-        for node in ast.walk(tree):
+        for node in nodes(tree):
             if isinstance(node, ast.Call):
                 self._calls.append(node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -652,8 +653,7 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
     repo = Repo(job)
     if not raw_texts(job):
         raise Skip("the repo has no Python sources that parse")
-    if not any(isinstance(n, ast.Call) and m.collective(n)
-               for m in repo.modules for n in ast.walk(m.tree)):
+    if not any(m.collective(c) for m in repo.modules for c in m._calls):
         raise Skip(f"no torch.distributed collective in the repo's Python "
                    f"({len(raw_texts(job))} file(s) read)")
     order = _entry_order(job, repo)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.sources import dotted, trees_mentioning
+from doctor.job.sources import dotted, nodes, trees_mentioning
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
 from doctor.proc import run_cmd
@@ -180,7 +180,7 @@ def _bindings(tree: ast.AST) -> dict:
     to anything else too (the doctor does not guess which one a call sees)."""
     torch_names: dict = {}
     other: set = set()
-    for node in ast.walk(tree):
+    for node in nodes(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 name = a.asname or a.name.split(".")[0]
@@ -223,21 +223,40 @@ def _guarded_part(node: ast.AST) -> list:
     return []
 
 
+# The last part of every covered name. A use names it in the module's text: the call
+# writes it (`torch.load(`, `amp.autocast(`), or the import that bound the called name
+# does (`from torch import load as tl`), so a module without one holds no use (a byte
+# search over the job's code instead of three walks of every module that names torch).
+USE_WORDS = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in [*QUALNAMES, *NAMES]}))
+
+
 def repo_uses(job: Job) -> list:
     """Every unguarded use of a covered torch function or name in the repo's Python."""
     uses: list = []
-    for path, tree in trees_mentioning(job, b"torch"):   # it resolves only torch imports
-        rel = job.rel(path)
+    # it resolves only torch imports, and only the covered names (USE_WORDS)
+    for path, tree in trees_mentioning(job, b"torch", also=USE_WORDS):
         binds = _bindings(tree)
-        _walk(tree, False, binds, rel, uses, _module_constants(tree))
+        if any(_may_use(n, binds) for n in nodes(tree)):   # else the walk finds nothing
+            _walk(tree, False, binds, job.rel(path), uses, _module_constants(tree))
     return uses
+
+
+def _may_use(node: ast.AST, binds: dict) -> bool:
+    """_use records a use of this node when it is not guarded (the same tests)."""
+    if isinstance(node, ast.ImportFrom):
+        return node.level == 0 and bool(node.module) and \
+            any(f"{node.module}.{a.name}" in NAMES for a in node.names)
+    if isinstance(node, ast.Import):
+        return any(a.name in NAMES for a in node.names)
+    return isinstance(node, ast.Call) and \
+        QUALNAMES.get(_resolve(node.func, binds) or "") is not None
 
 
 def _module_constants(tree: ast.AST) -> dict:
     """name → (value expr, line) for names the module binds exactly once, at its top
     level, to a string or a conditional expression of strings (`AMP_DEVICE = "hip"`)."""
     stores: dict = {}
-    for n in ast.walk(tree):
+    for n in nodes(tree):
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             stores[n.id] = stores.get(n.id, 0) + 1
         elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

