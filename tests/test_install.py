@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PACK, ROOT, clean_env, make_pack, one_line_exit_2, validate_report
+from conftest import ROOT, clean_env, make_pack, one_line_exit_2, validate_report
 from doctor.registry import builtin_ids
 
 if sys.version_info >= (3, 11):
@@ -126,14 +126,30 @@ def assert_every_builtin_check_runs(python: str, tmp_path: Path, extra_env: dict
     assert not marker.exists(), "the doctor imported the user's checks package"
 
 
+SITE_PACK = '''from doctor import check
+
+
+@check("site-policy", title="a site's own policy", severity="warning", needs=("repo",))
+def site_policy(job):
+    """A check pack's check, loaded through its `doctor.checks` entry point.
+
+    ## Why it matters
+    Test-only.
+
+    ## How to fix
+    Nothing to fix.
+    """
+'''
+
+
 def test_a_users_checks_package_hides_no_built_in_check(tmp_path):
     """Issue 28: with the user's checks/ first on the path, `doctor list` printed nothing
     and `doctor run --static` said PASS: nothing ran. A check pack's entry point (the
     third-party interface) loads beside it too."""
     site = tmp_path / "site"
-    make_pack(site, "testpack", PACK.read_text())
+    make_pack(site, "sitepack", SITE_PACK)
     assert_every_builtin_check_runs(sys.executable, tmp_path, {"PYTHONPATH": str(site)})
-    assert "test-fail" in listed(sys.executable, tmp_path, {"PYTHONPATH": str(site)})
+    assert "site-policy" in listed(sys.executable, tmp_path, {"PYTHONPATH": str(site)})
 
 
 def tree_copy(dest: Path) -> Path:
