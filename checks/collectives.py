@@ -15,7 +15,7 @@ from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
                               same_on_every_rank, value_on_rank)
 from doctor.job.sources import (dotted, nodes, raw_texts, source_path, tree_of,
-                                 trees_mentioning)
+                                 trees_mentioning, walk)
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
@@ -213,7 +213,7 @@ class Repo:
     def _calls(self, mod: Module, cls: Optional[ast.ClassDef], expr: ast.AST, depth: int,
                guards: tuple, ctx: tuple = ()) -> list:
         out = []
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if not isinstance(node, ast.Call):
                 continue
             name = mod.collective(node)
@@ -273,7 +273,7 @@ def _module(job: Job, path: Path, tree: ast.Module) -> Module:
 
 
 def _raises(stmts: list) -> bool:
-    return any(isinstance(n, ast.Raise) for st in stmts for n in ast.walk(st))
+    return any(isinstance(n, ast.Raise) for st in stmts for n in walk(st))
 
 
 def _end_of_data(handler: ast.ExceptHandler) -> bool:
@@ -374,9 +374,9 @@ class Scan:
     def rank_branch(self, st: ast.If, cls: Optional[ast.ClassDef], fn: ast.AST,
                     rest: list, outer: tuple = ()) -> None:
         test = ast.unparse(st.test)
-        inside = {id(n) for n in ast.walk(st)}
-        others = [n for n in ast.walk(fn) if isinstance(n, ast.If) and id(n) not in inside
-                  and st not in ast.walk(n) and rank_conditional(n.test)
+        inside = {id(n) for n in walk(st)}
+        others = [n for n in walk(fn) if isinstance(n, ast.If) and id(n) not in inside
+                  and st not in walk(n) and rank_conditional(n.test)
                   and ast.unparse(n.test) != test]
         elsewhere = set().union(*[self.names(n.body + n.orelse, cls) for n in others])
         for branch, other, ctx in ((st.body, st.orelse, f"if {test}:"),
@@ -462,7 +462,7 @@ def _members(test: ast.AST, fn: ast.AST) -> Optional[str]:
     kind, text = m
     if kind == "group":
         return text
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and \
                 dotted(n.value.func).endswith("new_group") and len(n.targets) == 1:
             arg = n.value.args[0] if n.value.args else next(
@@ -477,9 +477,9 @@ def _reads_batch(body: list, st: ast.stmt, fn: ast.AST, mod: Module) -> bool:
     `*Loader(...)`, or anything given a `sampler=`; also through a name bound to one,
     `enumerate()`, `tqdm()`, `iter()`): each rank's own data, so a logic error
     (a missing key) may be one rank's alone."""
-    read = {n.id for b in body for n in ast.walk(b) if isinstance(n, ast.Name)}
+    read = {n.id for b in body for n in walk(b) if isinstance(n, ast.Name)}
     bound: dict = {}
-    for n in {id(n): n for n in [*mod.tree.body, *ast.walk(fn)]}.values():  # fn: a module too
+    for n in {id(n): n for n in [*mod.tree.body, *walk(fn)]}.values():  # fn: a module too
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], ast.Name):
             bound.setdefault(n.targets[0].id, []).append(n.value)
@@ -495,8 +495,8 @@ def _reads_batch(body: list, st: ast.stmt, fn: ast.AST, mod: Module) -> bool:
         return name.endswith("Loader") or any(k.arg == "sampler" for k in e.keywords)
     return any(isinstance(loop, (ast.For, ast.AsyncFor)) and
                loop.lineno < st.lineno <= (loop.end_lineno or 0) and
-               read & {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-               and loader(loop.iter) for loop in ast.walk(fn))
+               read & {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+               and loader(loop.iter) for loop in walk(fn))
 
 
 def _splits(test: ast.AST, fn: ast.AST, group: str) -> bool:
@@ -505,7 +505,7 @@ def _splits(test: ast.AST, fn: ast.AST, group: str) -> bool:
     bound to one), and the test's value on each member is known (`rank in ranks and
     rank == 1`)."""
     literals: dict = {}
-    for n in ast.walk(fn):
+    for n in walk(fn):
         if isinstance(n, ast.Assign) and len(n.targets) == 1:
             literals.setdefault(ast.unparse(n.targets[0]), []).append(n.value)
     built = [v for v in literals.get(group, []) if isinstance(v, ast.Call) and

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor.job.sources import dotted, nodes, raw_texts, source_path, tree_of
+from doctor.job.sources import dotted, nodes, raw_texts, source_path, tree_of, walk
 
 UNKNOWN = "unknown"      # an exit status the doctor does not follow
 
@@ -326,7 +326,7 @@ class Flow:
         if ret is not None and (dotted(ret) or "").rsplit(".", 1)[-1] in NORETURN_TYPES:
             return End("raise", None, f"{getattr(fn, 'name', '?')}() -> NoReturn", t.mod.rel,
                        getattr(fn, "lineno", 0))
-        if depth <= 0 or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in ast.walk(fn)):
+        if depth <= 0 or any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in walk(fn)):
             return None     # a generator returns at once; deeper calls are not followed
         key = (id(fn), depth)
         if key not in self._ends:
@@ -430,7 +430,7 @@ def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[Target]:
 
 def _attr_class(cls: ast.ClassDef, attr: str) -> Optional[str]:
     """K when the class assigns `self.attr = K(...)` (one class, however often)."""
-    kinds = {dotted(n.value.func) for n in ast.walk(cls) if isinstance(n, ast.Assign)
+    kinds = {dotted(n.value.func) for n in walk(cls) if isinstance(n, ast.Assign)
              and isinstance(n.value, ast.Call) and any(
                  isinstance(t, ast.Attribute) and t.attr == attr and dotted(t.value) == "self"
                  for t in n.targets)}
@@ -491,13 +491,13 @@ class Uniform:
                            ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)):
             return True
         skip: set = set()    # a call's name is judged as a call; self.config.x as config
-        for node in ast.walk(st):
+        for node in walk(st):
             if isinstance(node, ast.Call):
                 if not self._call(node, env, depth, mod, cls, fn):
                     return False
-                skip |= {id(x) for x in ast.walk(node.func)}
+                skip |= {id(x) for x in walk(node.func)}
             elif isinstance(node, ast.Attribute) and _config(dotted(node)):
-                skip |= {id(x) for x in ast.walk(node)}
+                skip |= {id(x) for x in walk(node)}
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
                     id(node) not in skip and not self._name(node.id, env, mod):
                 return False
@@ -566,12 +566,12 @@ class Uniform:
 
     def _compute_env(self, fn: ast.AST, params: set, mod: Module,
                      cls: Optional[ast.ClassDef], depth: int) -> set:
-        assigns = [n for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign,
+        assigns = [n for n in walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign,
                                                              ast.AugAssign, ast.For))]
 
         def targets(n: ast.AST) -> set:
             ts = n.targets if isinstance(n, ast.Assign) else [n.target]  # type: ignore
-            return {x.id for t in ts for x in ast.walk(t) if isinstance(x, ast.Name)}
+            return {x.id for t in ts for x in walk(t) if isinstance(x, ast.Name)}
         env = set(params).union(*[targets(n) for n in assigns])
         changed = True
         while changed:
@@ -599,10 +599,10 @@ def _literal_pool(fn: ast.AST, name: str) -> Optional[list]:
     [f, g]`, `for key, name in D.items()` or `D.values()` with `D = {...}` in `fn`."""
     if not name:
         return None
-    literals = {t.id: n.value for n in ast.walk(fn) if isinstance(n, ast.Assign)
+    literals = {t.id: n.value for n in walk(fn) if isinstance(n, ast.Assign)
                 for t in n.targets if isinstance(t, ast.Name)
                 and isinstance(n.value, (ast.Dict, ast.List, ast.Tuple))}
-    for loop in ast.walk(fn):
+    for loop in walk(fn):
         if not isinstance(loop, ast.For):
             continue
         it, tgt = loop.iter, loop.target
@@ -642,10 +642,10 @@ def _uniform_globals(mod: Module) -> set:
     for st in nodes(mod.tree):
         if isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             ts = st.targets if isinstance(st, ast.Assign) else [st.target]
-            sets.append(({x.id for t in ts for x in ast.walk(t) if isinstance(x, ast.Name)},
+            sets.append(({x.id for t in ts for x in walk(t) if isinstance(x, ast.Name)},
                          st.value if isinstance(st, ast.AugAssign) or st.value else None))
         elif isinstance(st, (ast.For, ast.AsyncFor)):   # each rank's own items, as a rule
-            sets.append(({x.id for x in ast.walk(st.target) if isinstance(x, ast.Name)}, None))
+            sets.append(({x.id for x in walk(st.target) if isinstance(x, ast.Name)}, None))
     sets = [(names & good, value) for names, value in sets if names & good]
     changed = True
     while changed:
@@ -663,7 +663,7 @@ def _plain_uniform(expr: ast.AST, good: set, mod: Module) -> bool:
     globals, configuration, imported names and pure builtin calls, no rank."""
     from doctor.job.ranks import _RANK, _rank_expr
     skip: set = set()
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if id(node) in skip:
             continue
         if isinstance(node, ast.expr) and _rank_expr(node):
@@ -671,9 +671,9 @@ def _plain_uniform(expr: ast.AST, good: set, mod: Module) -> bool:
         if isinstance(node, ast.Call):
             if mod.qualified(node.func) not in PURE:
                 return False
-            skip |= {id(x) for x in ast.walk(node.func)}
+            skip |= {id(x) for x in walk(node.func)}
         elif isinstance(node, ast.Attribute) and _config(dotted(node)):
-            skip |= {id(x) for x in ast.walk(node)}
+            skip |= {id(x) for x in walk(node)}
         elif isinstance(node, ast.Name) and (_RANK.match(node.id) or not (
                 node.id in good or node.id in CONFIG_ROOTS or node.id in PURE or
                 node.id in ("None", "True", "False") or node.id in mod.imports)):

@@ -12,8 +12,9 @@ import gc
 import os
 import re
 import stat
+from collections import deque
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from doctor import fs
 
@@ -88,9 +89,30 @@ def nodes(tree: ast.AST) -> list:
     ast.walk does. For trees the run keeps (the cache's); a subtree is walked as usual."""
     found = getattr(tree, "_doctor_nodes", None)
     if found is None:
-        found = list(ast.walk(tree))
+        found = list(walk(tree))
         tree._doctor_nodes = found  # type: ignore[attr-defined]  # not a field: walk skips it
     return found
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk, node for node in the same order, without its two generators per node
+    (a third faster: it lists every module the checks read)."""
+    todo = deque([node])
+    pop, push, AST = todo.popleft, todo.append, ast.AST
+    while todo:
+        node = pop()
+        for name in node._fields:
+            try:
+                value = getattr(node, name)
+            except AttributeError:    # ast.iter_fields skips a field the node lacks
+                continue
+            if isinstance(value, AST):
+                push(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        push(item)
+        yield node
 
 
 def tree_of(job, path: Path) -> Optional[ast.AST]:

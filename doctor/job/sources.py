@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from doctor.job.pyread import (  # noqa: F401  (re-exported: readers import them from here)
     MAX_SOURCE_BYTES, _tree, _tree_cache, dotted, imported_files, imported_files_text,
-    imports_named, nodes, read_source, tree_of)
+    imports_named, nodes, read_source, tree_of, walk)
 
 SAY_READING = 5_000   # sources: from here on a terminal is told what the run waits for
 
@@ -119,12 +119,27 @@ def _mentioning(job, whole: bool, needles: tuple) -> set:
         return b"\0".join(text for _, text in texts), starts
     blob, starts = job.memo(("source_blob", whole), join)
     hits: set = set()
+    left = len(texts)   # texts no needle has hit yet
+    rest: Optional[list] = None
     for needle in needles:
         if not needle or b"\0" in needle:
+            continue
+        if not left:
+            break
+        if left * 2 < len(texts):
+            # Most texts hit already (a list of 200 function names, most in every file):
+            # only the rest can add a hit, so search those alone, not the whole blob.
+            if rest is None:
+                rest = [k for k in range(len(texts)) if k not in hits]
+            found = {k for k in rest if needle in texts[k][1]}
+            hits |= found
+            rest = [k for k in rest if k not in found]
+            left = len(rest)
             continue
         i = blob.find(needle)
         while i != -1:
             k = bisect.bisect_right(starts, i) - 1
+            left -= k not in hits
             hits.add(k)
             i = blob.find(needle, starts[k + 1]) if k + 1 < len(starts) else -1
     return hits
