@@ -299,7 +299,7 @@ def test_an_append_mode_fd_appends_and_keeps_the_log(planted, tmp_path):
     assert text.startswith("epoch 1 loss 0.5\n{"), text[:80]
     doc, end = json.JSONDecoder().raw_decode(text, len("epoch 1 loss 0.5\n"))
     validate_report(doc)
-    assert "slurm-gpu-mismatch" in text[end:]   # then the table, appended too
+    assert "1 skipped" in text[end:]   # then the human report, appended too
     assert log.stat().st_ino == inode   # written to, not replaced
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "job.log", "repo"]
 

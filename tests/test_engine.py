@@ -38,7 +38,7 @@ def test_exit_1_on_failure_with_location_fix_and_commands(pack):
                        "severity": "error"}
     table = doctor(pack, "run", "--repo", str(repo), "--only", "test-fail")
     assert table.returncode == 1
-    assert "configs/x.yaml:4: failed with limit 3" in table.stdout
+    assert "configs/x.yaml:4: error[test-fail] failed with limit 3" in table.stdout
     assert "$ echo fix" in table.stdout and "\033[" not in table.stdout
 
 

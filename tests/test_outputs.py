@@ -139,7 +139,7 @@ def test_json_to_dev_stdout_goes_before_the_table(pack, tmp_path):
     text = out.read_text()
     doc, end = json.JSONDecoder().raw_decode(text)
     validate_report(doc)
-    assert "test-pass" in text[end:]   # the table follows the report
+    assert "1 passed" in text[end:]   # the human report (its summary line) follows the JSON
 
 
 def mount_tiny_tmpfs(where) -> bool:
