@@ -244,7 +244,7 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
         write_output(json_path, render("json", report), job.repo)
     write_outputs(files, fmt, lambda f, stream: render(f, report) if f != "table"
                   else _table(report, stream, verbosity, color), job.repo)
-    if written:
+    if write_baseline and written:
         suppress.write_baseline(write_baseline, written, job.repo)
     code = report.exit_code()
     sys.exit(0 if exit_zero else code)

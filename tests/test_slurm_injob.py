@@ -149,7 +149,7 @@ def test_doctor_sbatch_force_puts_the_report_into_the_job_log(slurm_cluster, war
     assert wait_done(job_id) == "COMPLETED"
     log = (repo / f"slurm-{job_id}.out").read_text()
     assert log.startswith(f"# doctor: job {job_id} was submitted with `doctor sbatch --force`")
-    assert "# WARN" in log and "nccl-env-deprecated" in log
+    assert "warning[nccl-env-deprecated]" in log   # the compact block: one line per finding
     # the job's own output follows the report
     assert log.index("nccl-env-deprecated") < log.index("job output line")
 
