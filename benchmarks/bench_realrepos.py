@@ -13,8 +13,13 @@ After the rounds it prints the exit code and the failing findings (errors first)
 
     python benchmarks/bench_realrepos.py CHECKOUT [--sbatch JOB]... [--runs N] [--code DIR]
 
---code runs the doctor of another source tree (a worktree of an older commit) instead of
-this one. The checkouts measured when this landed (issue 26), all from the fetch tool's
+--code runs the doctor of another source tree (a worktree of an older commit, or
+`git archive COMMIT | tar -x -C DIR`) instead of this one: run the benchmark once per
+tree to compare them. Run it with the Python that has the doctor's dependencies
+(`python3 -m pip install -e .`'s): the doctor starts as `sys.executable`, never through
+a pyenv shim, which a checkout's own .python-version (Megatron-LM's 3.12) would redirect.
+
+The checkouts measured when this landed (issue 26), all from the fetch tool's
 snapshots:
   NVIDIA/Megatron-LM         d98e8a64ddf34856e74b24714e3bedb2f5a39553
       (job: examples/megatron_fsdp/sbatch_mfsdp_deepseek_v3.sh)
