@@ -96,3 +96,20 @@ def subset(expected: Any, actual: Any) -> bool:
         return isinstance(actual, list) and all(
             any(subset(e, a) for a in actual) for e in expected)
     return expected == actual
+
+
+def read_terminal(master: int, deadline: float = float("inf")) -> bytes:
+    """Everything a child wrote to its pty (`master` is our side) until it closed its side
+    (EIO or EOF) or `deadline` (time.monotonic()) passed."""
+    import time
+
+    data = b""
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:   # EIO: the child closed its side
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data

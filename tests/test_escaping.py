@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from conftest import ROOT, run_doctor, validate_report
+from harness import read_terminal
 from doctor.cli import main
 from test_formats import junit_errors, sarif_errors
 
@@ -145,19 +146,11 @@ def test_the_table_keeps_its_own_colours_on_a_terminal(tmp_path):
                              *[a.format(repo=repo) for a in RUNS[0]]],
                             cwd=ROOT, env=env, stdout=slave, stderr=subprocess.PIPE)
     os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
+    data = read_terminal(master)
     os.close(master)
     proc.communicate(timeout=120)
     assert proc.returncode == 0, proc.returncode  # warnings only
-    text = b"".join(chunks).decode()
+    text = data.decode()
     colours = re.findall(r"\x1b\[[\d;]+m", text)
     assert "\x1b[1;33m" in colours and "\x1b[0m" in colours  # a warning is painted yellow
     assert text.count("\x1b") == len(colours)                 # and nothing else is an escape

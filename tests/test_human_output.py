@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, clean_env, git_repo, run_doctor, validate_report
+from harness import read_terminal
 
 COLS = 100
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -41,16 +42,9 @@ def run_in_pty(*args: str, cols: int = COLS, cwd: Path = ROOT, env: dict | None 
     proc = subprocess.Popen([sys.executable, "-m", "doctor", *args], cwd=cwd, env=full_env,
                             stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
     os.close(slave)
-    data, deadline = b"", time.monotonic() + timeout
+    deadline = time.monotonic() + timeout
     try:
-        while time.monotonic() < deadline:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:   # EIO: the child closed its side
-                break
-            if not chunk:
-                break
-            data += chunk
+        data = read_terminal(master, deadline)
         code = proc.wait(timeout=max(deadline - time.monotonic(), 1))
     finally:
         os.close(master)
