@@ -187,7 +187,10 @@ def judge(script: SbatchScript, step_line: int, launcher: str) -> Optional[Verdi
             f"the training step at {where} is piped into `{tail.name}` without "
             f"`set -o pipefail`: the pipeline's status is `{tail.name}`'s, so a failed step "
             + ("is dropped even under `set -e`" if errexit else "is dropped")), errexit, pipefail)
-    unit = cmds[j]          # the step, or the pipeline it ends (pipefail: its status)
+    chained = False         # `srun … && echo ok`: what follows && runs only on success,
+    while cmds[j].op == "&&" and j + 1 < len(cmds):   # and `set -e` spares the list
+        j, chained = j + 1, True
+    unit = cmds[j]          # the step, or the pipeline/list it ends (pipefail: its status)
     after = cmds[j + 1:]
     if unit.op == "||" and after:
         nxt = after[0]
@@ -198,7 +201,7 @@ def judge(script: SbatchScript, step_line: int, launcher: str) -> Optional[Verdi
         return None     # `|| exit 1`, `|| scontrol requeue ...`: handled by the script
     if unit.op == "&":
         return _background(script, step, after, errexit, pipefail)
-    if errexit and unit.op != "&&":
+    if errexit and not chained:
         return None     # the shell exits with the step's status
     return _after(script, step, after, errexit, pipefail)
 
@@ -301,23 +304,28 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
     step piped into `tee`/`cat` without `pipefail` (under `set -e` too: the
     pipeline's status is tee's); `|| true`, `|| :`, `|| echo …` or `|| exit 0` on the
     step; an unconditional `exit 0` after it; a script without `set -e` whose last
-    command is one that succeeds (`echo done`, `date`); the step in the background
+    command is one that succeeds (`echo done`, `date`), also after `srun … && echo ok`
+    (`set -e` spares a failed command in a `&&` list); the step in the background
     and a bare `wait`. Warnings: the last command is another one (`cp`, `kill`,
     `dcgmi`: the job's state is then its status), or sits in a branch or loop; a pipe
     into another command. Not reported: the step as the last command, after `exec`,
     in an `if`/`while` condition, `|| exit 1` (or another handler), `rc=$?` later
     used (`exit $rc`), `exit $?`, `$?`/`PIPESTATUS` tested, `wait $pid`, a `trap`
-    on ERR/EXIT that exits, a step in a function. A step in a script the batch
-    script runs (`srun bash inner.sh`) is judged at the batch script's line.
+    on ERR/EXIT that exits, a step in a function, a script with a stray `done`/`fi`.
+    `srun bash inner.sh` is judged at the srun line; a step launched from a script that
+    the batch script sources or runs with `bash` (its launcher not in the batch script)
+    is not judged, nor a script without `#SBATCH` lines (bash may run it on a login node,
+    where `srun` makes the job and the job's state is the step's).
 
     ## Why it matters
     Slurm records the job's state from the batch script's exit status. A failed
     training step followed by `echo done`, or behind `| tee log`, ends the job
     COMPLETED (exit code 0:0): `afternotok` retry chains never fire, `afterok`
     evaluation and conversion jobs run on a missing checkpoint, and dashboards show
-    green. Checked on a real two-node Slurm: `srun false` followed by `echo done`
-    (or `| tee`, `|| true`, `exit 0`) ends COMPLETED, the same script with
-    `set -eo pipefail` ends FAILED.
+    green. Checked on a real two-node Slurm: a failing `srun python3 train.py`
+    followed by `echo done`, or piped into `tee` under `set -e`, ends COMPLETED; with
+    `set -eo pipefail`, or `rc=$?` and `exit $rc`, it ends FAILED (and bash gives
+    each form's exit status: 0 for `|| true`, `exit 0`, a bare `wait`).
 
     ## How to fix
     `set -eo pipefail` before the step (the shell then exits with a failed step's
