@@ -46,10 +46,13 @@ def test_every_check_in_fix_md_table_fixes_the_demo_or_the_table_says_why(tmp_pa
     left = {(r["id"], f["data"].get("variable")) for r in doc["results"]
             if r["status"] == "fail" and r["id"] != "fd-limit-too-low"   # this machine's
             for f in r["findings"]}
-    assert left == {("exit-masks-errors", None), ("nccl-env-deprecated", "NCCL_TIMEOUT")}, left
+    # slurm-output-dir-missing: the demo's logs/ must be made before sbatch (no file edit)
+    assert left == {("exit-masks-errors", None), ("nccl-env-deprecated", "NCCL_TIMEOUT"),
+                    ("slurm-output-dir-missing", None)}, left
     page = (FIXTURES.parent / "docs" / "fix.md").read_text()
     assert "`NCCL_TIMEOUT`, which torch never reads, gets no edit" in page
     assert "The demo's other failing checks have no edit: exit-masks-errors" in page
+    assert "and slurm-output-dir-missing (the log directory must be made before" in page
 
 
 def _fix_block(out: str, needle: str) -> list:
