@@ -20,7 +20,8 @@ _PATTERN = re.compile(r"%(\d*)([A-Za-z%])")
 # the others (job id, array index, node, task, step) name a directory only the job knows.
 _UNKNOWN = {"A": "the array's master job id", "a": "the array index", "J": "the job id",
             "j": "the job id", "N": "the node name", "n": "the node index",
-            "s": "the step id", "t": "the task id", "b": "the array index modulo 10"}
+            "s": "the step id", "t": "the task id", "b": "the array index modulo 10",
+            "u": "the user name (USER is unset here)"}
 # Shell files that may create a directory before they submit (the job script itself when
 # it submits itself: `mkdir -p logs; sbatch "$0"`).
 _SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job"}

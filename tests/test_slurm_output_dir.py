@@ -109,6 +109,24 @@ def test_job_dependent_directory_and_unexpanded_variable_are_warnings(tmp_path):
     assert "does not expand variables in #SBATCH lines" in got[("b.sbatch", 4, "warning")]
 
 
+def test_doctor_sbatch_judges_the_directory_it_runs_in_and_its_options(tmp_path):
+    """`doctor sbatch` knows the submit directory (its own) and the options it passes on:
+    logs/ at the repo root does not help a job submitted from sub/. Both runs refuse
+    before sbatch is called, so no job is submitted."""
+    repo = git_repo(tmp_path / "repo", {"job.sbatch": HEAD + "#SBATCH --output=logs/%j.out\n"
+                                        "echo hi\n", "logs/.gitkeep": "", "sub/.gitkeep": ""})
+    proc = run_doctor("sbatch", "--repo", str(repo), "--only", CHECK, "../job.sbatch",
+                      cwd=repo / "sub")
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert "logs/ does not exist under sub/ (where `doctor sbatch` runs)" in said, said
+    proc = run_doctor("sbatch", "--repo", str(repo), "--only", CHECK, "job.sbatch",
+                      "-e", "errs/%j.err", cwd=repo)
+    said = " ".join(proc.stderr.split())
+    assert proc.returncode == 1 and proc.stdout == "", proc.stderr
+    assert "the sbatch command line: --error=errs/%j.err: errs/ does not exist" in said, said
+
+
 def _state(job_id: str) -> str:
     out = subprocess.run(["scontrol", "show", "job", "-o", job_id], capture_output=True,
                          text=True).stdout
