@@ -41,7 +41,18 @@ class Expanded:
         return not self.unresolved
 
 
-def split_commands(text: str, first_line: int = 1, comments: Optional[list] = None) -> list:
+@dataclass(frozen=True)
+class HereDoc:
+    """The body of a here-document, as split_commands hands it out."""
+    command: int      # the index, in split_commands' result, of the command it feeds
+    delimiter: str    # unquoted
+    quoted: bool      # `<<'EOF'`, `<<"EOF"`, `<<\EOF`: the body is not expanded
+    body: str         # its lines (leading tabs removed for `<<-`), each ending in \n
+    line: int         # the line of its first body line
+
+
+def split_commands(text: str, first_line: int = 1, comments: Optional[list] = None,
+                   heredocs: Optional[list] = None) -> list:
     """[(line, [raw words])] for each simple command, in order.
 
     Backslash-newline joins lines; `;`, `&&`, `||`, `|`, `&` and newlines
@@ -55,9 +66,10 @@ def split_commands(text: str, first_line: int = 1, comments: Optional[list] = No
     here-documents and line continuations. A line's number is counted from the
     text's offsets, once per command. `comments`: a list that gets (offset, text) of
     each comment, offsets into the text with CRLF read as LF (doctor/suppress.py).
+    `heredocs`: a list that gets a HereDoc for each here-document's body.
     """
     text = text.replace("\r\n", "\n")
-    heredocs: list = []  # (delimiter, strip leading tabs) still to skip at the next newline
+    pending: list = []  # (delimiter, strip tabs, quoted, command) to skip at the next newline
     out: list = []
     words: list = []
     parts: list = []     # the pieces of the word being read
@@ -108,9 +120,9 @@ def split_commands(text: str, first_line: int = 1, comments: Optional[list] = No
                     line_pos = cmd_pos
                     out.append((line, words))
                     words = []
-                if kind == "n" and heredocs:
-                    pos = _skip_heredocs(text, m.end(), heredocs)
-                    heredocs = []
+                if kind == "n" and pending:
+                    pos = _skip_heredocs(text, m.end(), pending, heredocs, first_line)
+                    pending = []
                     break
             else:                             # what the regex leaves to Python
                 i = m.start()
@@ -125,7 +137,8 @@ def split_commands(text: str, first_line: int = 1, comments: Optional[list] = No
                 if text.startswith("<<<", i):
                     pos = i + 3
                 elif text.startswith("<<", i):
-                    heredocs += _heredoc(text, i + 2)
+                    # (the command it feeds is the one being read: out's next)
+                    pending += [(*h, len(out)) for h in _heredoc(text, i + 2)]
                     pos = i + 2
                 else:
                     pos = _scan_unit(text, i)
@@ -219,22 +232,32 @@ def _run_end(run: re.Pattern, text: str, i: int) -> int:
     return m.end() if m else i
 
 
-def _skip_heredocs(text: str, i: int, heredocs: list) -> int:
-    """Where the commands go on after the bodies of the pending here-documents."""
+def _skip_heredocs(text: str, i: int, pending: list, out: Optional[list],
+                   first_line: int) -> int:
+    """Where the commands go on after the bodies of the pending here-documents; each
+    body, as a HereDoc, to `out` when it is a list."""
     n = len(text)
-    for delim, strip_tabs in heredocs:
+    for delim, strip_tabs, quoted, command in pending:
+        start, lines = i, []
         while i < n:
             j = text.find("\n", i)
             j = n if j < 0 else j
             body_line = text[i:j]
             i = j + 1
-            if (body_line.lstrip("\t") if strip_tabs else body_line) == delim:
+            if strip_tabs:
+                body_line = body_line.lstrip("\t")
+            if body_line == delim:
                 break
+            lines.append(body_line + "\n")
+        if out is not None:
+            out.append(HereDoc(command, delim, quoted, "".join(lines),
+                               first_line + text.count("\n", 0, start)))
     return min(i, n)
 
 
 def _heredoc(text: str, k: int) -> list:
-    """[(delimiter, strip tabs)] of the here-document whose `<<` ends at k, if it has one."""
+    """[(delimiter, strip tabs, quoted)] of the here-document whose `<<` ends at k, if it
+    has one."""
     n = len(text)
     strip_tabs = text.startswith("-", k)
     k += strip_tabs
@@ -244,7 +267,8 @@ def _heredoc(text: str, k: int) -> list:
     while e < n and text[e] not in " \t\n;|&()<>":
         j = _run_end(_DELIM_RUN, text, e)
         e = j if j > e else _scan_unit(text, e)
-    return [(unquote(text[k:e]), strip_tabs)] if e > k else []
+    return [(unquote(text[k:e]), strip_tabs, bool(_SPECIAL.search(text[k:e])))] if e > k \
+        else []
 
 
 def _scan_unit(text: str, i: int) -> int:
@@ -417,6 +441,23 @@ def expand(raw: str, lookup: Lookup, keep_unknown: bool = True,
             if pat in res.text:
                 res.parts.add(kind)
     return res
+
+
+def expand_here_document(body: str, lookup: Lookup, in_job: bool = False) -> Expanded:
+    """The body of a here-document with an unquoted delimiter (`<<EOF`) as the shell
+    feeds it: variables, `$(...)` and backslashes before `$`, `` ` ``, `\\` and a newline
+    are expanded, as in double quotes; quotes are plain characters, and so is the `\\`
+    of `\\"` (unlike in double quotes). Unknown variables stay as written (expand)."""
+    res = Expanded("")
+    out: list = []
+    # `\"` keeps its backslash here: hidden from _expand_into, which would drop it
+    hidden = _BACKSLASHED.sub(lambda m: "\0" if m.group(1) == '"' else m.group(0), body)
+    _expand_into(hidden, lookup, res, out, quoted=True, in_job=in_job, depth=0)
+    res.text = "".join(out).replace("\0", '\\"')
+    return res
+
+
+_BACKSLASHED = re.compile(r"\\([\s\S])")
 
 
 def _expand_into(raw: str, lookup: Lookup, res: Expanded, out: list, quoted: bool,
