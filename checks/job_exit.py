@@ -49,15 +49,16 @@ def _unq(w: str) -> str:
     return w.strip("\"'")
 
 
-def read_commands(text: str) -> list:
+def read_commands(text: str, first_line: int = 1, bodies: Optional[list] = None) -> list:
     """The script's simple commands in order, each with the keywords before it, the
     operator after it and its nesting (split_commands gives the words; the operators
-    are read from the text between them)."""
+    are read from the text between them). `bodies` gets (first line, text) of each
+    here-document (a job script that writes the batch script it submits)."""
     text = text.replace("\r\n", "\n")
     out: list = []
     cursor = 0
     depth, func_depth = 0, None
-    for line, words in split_commands(text):
+    for line, words in split_commands(text, first_line):
         start = text.find(words[0], cursor)
         if start < 0:
             out.append(Cmd(line, list(words), [_unq(w) for w in words], depth=depth))
@@ -80,6 +81,9 @@ def read_commands(text: str) -> list:
             delim = _unq(heredoc.lstrip("<-").strip() or "")
             end = re.compile(r"^\s*" + re.escape(delim) + r"\s*$", re.M).search(text, cursor) \
                 if delim else None
+            if end and bodies is not None:
+                bodies.append((first_line + text.count("\n", 0, cursor),
+                               text[cursor:end.start()]))
             cursor = end.end() if end else cursor
         cmd = Cmd(line, list(words), argv, before, op, depth, func_depth is not None)
         if "{" in before.split():
@@ -145,13 +149,20 @@ class Verdict:
     pipefail: bool
 
 
-def judge(script: SbatchScript, step_line: int, launcher: str) -> Optional[Verdict]:
+def judge(script: SbatchScript, step_line: int, launcher: str,
+          text: Optional[str] = None, first_line: int = 1) -> Optional[Verdict]:
     """What the batch script does with the status of the step at step_line; None when
     the step's status reaches Slurm (or the script decides on it in a way the doctor
-    reads as deliberate)."""
-    cmds = read_commands(script.text)   # [] when its structure does not read
+    reads as deliberate). A step in a here-document is judged in the script that the
+    here-document writes (`cat > job.sh <<EOF … EOF; sbatch job.sh`)."""
+    text = script.text if text is None else text
+    bodies: list = []
+    cmds = read_commands(text, first_line, bodies)   # [] when its structure does not read
     at = [i for i, c in enumerate(cmds) if c.line == step_line]
     if not at:
+        for first, body in bodies:
+            if first <= step_line < first + body.count("\n") + 1:
+                return judge(script, step_line, launcher, body, first)
         return None
     idx = next((i for i in at if any(launcher == a.rsplit("/", 1)[-1] for a in cmds[i].argv)),
                at[-1])
@@ -161,7 +172,7 @@ def judge(script: SbatchScript, step_line: int, launcher: str) -> Optional[Verdi
         return None     # its status decides an `if`, or the shell becomes the step
     if any(c.op is None for c in cmds[max(0, idx - 1):idx + 3]):
         return None     # an operator the doctor could not read
-    errexit = bool(_SHEBANG_E.match(script.text))
+    errexit = bool(_SHEBANG_E.match(text))
     pipefail = False
     for c in cmds[:idx]:
         flags = _set_flags(c)
@@ -185,7 +196,7 @@ def judge(script: SbatchScript, step_line: int, launcher: str) -> Optional[Verdi
             else Severity.WARNING
         return Verdict("pipe", sev, step.line, (
             f"the training step at {where} is piped into `{tail.name}` without "
-            f"`set -o pipefail`: the pipeline's status is `{tail.name}`'s, so a failed step "
+            f"`set -o pipefail`: the pipeline's status is `{tail.name}`'s, and a failed step's "
             + ("is dropped even under `set -e`" if errexit else "is dropped")), errexit, pipefail)
     chained = False         # `srun … && echo ok`: what follows && runs only on success,
     while cmds[j].op == "&&" and j + 1 < len(cmds):   # and `set -e` spares the list
@@ -341,10 +352,16 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
         if not step.is_training:
             continue
         found = True
-        if not script.directives:
-            continue     # no #SBATCH: maybe run by bash on a login node, where srun
-            #              makes the job and its state is the step's
+        if not script.directives and not re.search(r"^\s*#SBATCH", script.text, re.M):
+            continue     # no #SBATCH (here, or in the script it writes): maybe run by bash
+            #              on a login node, where srun makes the job and its state is the step's
         outer = step.chain[0] if step.chain else None
+        if outer is not None and outer.kind == "sbatch":
+            # the script submits a job of its own: `sbatch <<EOF` (the step's launcher
+            # is in the here-document, judged as that batch script) or `sbatch --wrap`
+            # (on the sbatch line: one command, not judged)
+            inner = next((x for x in step.chain if x.kind != "sbatch"), None)
+            outer = inner if inner is not None and inner.line != outer.line else None
         if outer is None or outer.path != script.rel:
             continue     # launched from a script the batch script runs: not judged here
         launcher = (outer.argv[0] if outer.argv else "").rsplit("/", 1)[-1]

@@ -328,8 +328,8 @@ MACHINE_DEPENDENT: set = set()
 # scripts launch no Python program the model follows (a wrapper script named by a variable,
 # a container's own entry, no job script at all), so it skips.
 for _n in ("lumi_docs_multinode", "lumi_megatron_gpt9b", "makefile_rsync_results",
-           "mlbench_lumi_mahti", "mouse_human_singularity_hydra", "send_to_cluster_getopts",
-           "squad_rsync_glob", "viscop_srun_export_all"):
+           "mlbench_lumi_mahti", "mouse_human_singularity_hydra", "mvmae_apptainerenv",
+           "send_to_cluster_getopts", "squad_rsync_glob", "viscop_srun_export_all"):
     EXPECT[_n]["skip"].add("job-exit-masks-failure")
 # slurm-partition-limits: --static has no limits without a site (skip); live, it judges each
 # script against this machine's Slurm (the local cluster: no such partitions, no GPUs).
