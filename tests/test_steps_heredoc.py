@@ -110,6 +110,14 @@ def test_a_quoted_heredoc_does_not_see_the_shell_variables_of_its_submitter(tmp_
     assert code == 0
 
 
+def test_sbatch_with_a_script_file_does_not_read_the_heredoc(tmp_path):
+    """`sbatch other.sh <<EOF` runs other.sh: the here-document is not its batch script."""
+    job = "#!/bin/bash\nsbatch --nodes=2 other.sh <<EOF\nsrun python train.py\nEOF\n"
+    code, found, step = _run(_repo(tmp_path, job))
+    assert step["entry"] is None, step
+    assert code == 0
+
+
 def test_an_entry_under_a_placeholder_directory_is_a_guess_that_ties_its_closure(tmp_path):
     """MEGATRON_PATH defaults to a placeholder, no directory of this checkout: the entry
     is read as ${MEGATRON_PATH}/train.py (the step says why), and the code checks judge

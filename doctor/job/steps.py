@@ -437,7 +437,9 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             continue
         if base == "sbatch" and ctx.depth < MAX_DEPTH:
             code = _wrap_code(rest, local)
-            body = _here_script(script, doc, local) if code is None and doc else None
+            # (sbatch reads its standard input only when no script file is named)
+            body = _here_script(script, doc, local) if code is None and doc and read_srun(
+                rest, local.copy(), script, line, {}) >= len(rest) else None
             if code is None and body is None:
                 return
             # `sbatch --gres=gpu:4 --wrap="module load x; python3 -m src.train ..."`, or
