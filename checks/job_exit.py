@@ -24,6 +24,8 @@ CLOSES = {"fi", "done", "esac"}
 CAPTURE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=\"?\$\?\"?$")
 STATUS_READ = re.compile(r"\$\?|\$\{\?\}|PIPESTATUS")
 _OP = re.compile(r"[ \t]*(\|\||\|&|\||&&|;;|;|&(?!>)|\n|#[^\n]*\n?|$)")
+# `|| true`, `|| :`, `|| echo …`, `|| exit 0` closing a line (outside quotes: the rest is plain)
+OR_MASK = re.compile(r"\s*\|\|\s*(true|:|exit\s+0|echo\b[^|;&'\"]*|printf\b[^|;&'\"]*)\s*$")
 _SHEBANG_E = re.compile(r"^#!\S*\s+-[A-Za-z]*e")
 
 
@@ -343,8 +345,9 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
     status, and a pipeline fails when any part fails); or keep the status and exit
     with it: `srun … ; rc=$?; <cleanup>; exit $rc`. Remove `|| true` and `exit 0`.
     `doctor fix --unsafe` adds `set -eo pipefail` (or `set -o pipefail`) on the line
-    before the step: unsafe, because a failing command after it then ends the job
-    too (cleanup after a failed step no longer runs).
+    before the step (for the errors), and takes `|| true` off the step's line:
+    unsafe, because a failing command after it then ends the job too (cleanup after
+    a failed step no longer runs).
     """
     found = False
     for script in job.scripts:
@@ -379,8 +382,14 @@ def _finding(job: Job, script: SbatchScript, step_line: int, v: Verdict) -> Find
     edit = None
     if v.form == "or-true":
         fix = "Remove the `|| …` after the step (it turns a failure into status 0)."
-        options.append(FixOption((change(script.rel, v.line,
-                                         "<the step's line without `|| …`>"),)))
+        lines = edits.read_lines(job, script.rel) or []
+        old = lines[v.line - 1].rstrip("\r\n") if 0 < v.line <= len(lines) else ""
+        m = OR_MASK.search(old)
+        if m:       # `… || true` at the end of one line: that line without it
+            options.append(FixOption((change(script.rel, v.line, old[:m.start()]),)))
+            if edits.owned(job, script.rel):
+                edit = edits.replace_line(job, script.rel, v.line, old[:m.start()],
+                                          "the step's failure kept", unsafe=True)
     elif v.form == "wait":
         fix = ("Wait for the step's process id and exit with its status: "
                "`srun … & pid=$!; wait $pid; exit $?` (or `set -e` and `wait $pid`).")

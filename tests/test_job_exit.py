@@ -150,10 +150,11 @@ def test_doctor_fix_inserts_set_e_before_the_step_and_the_job_then_fails(tmp_pat
     (repo / "train.py").write_text(FAILS)
     (repo / "job.sbatch").write_text(HEAD + "module list 2>/dev/null || true\n"
                                      "srun python3 train.py 2>&1 | tee train.log\necho done\n")
+    (repo / "keep.sbatch").write_text(HEAD + "srun python3 train.py --seed 1 || true\n")
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "import")
-    assert _bash(repo / "job.sbatch") == 0
+    assert _bash(repo / "job.sbatch") == 0 and _bash(repo / "keep.sbatch") == 0
     safe = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--write")
     assert (repo / "job.sbatch").read_text().count("pipefail") == 0, safe.stdout  # unsafe only
     proc = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--unsafe", "--write")
@@ -162,6 +163,8 @@ def test_doctor_fix_inserts_set_e_before_the_step_and_the_job_then_fails(tmp_pat
     assert lines[4:6] == ["set -eo pipefail", "srun python3 train.py 2>&1 | tee train.log"], \
         lines
     assert _bash(repo / "job.sbatch") == 3     # the step's own status, as Slurm then sees it
+    assert (repo / "keep.sbatch").read_text().splitlines()[3] == "srun python3 train.py --seed 1"
+    assert _bash(repo / "keep.sbatch") == 3
     _, res, _ = _findings(repo)
     assert res["status"] == "pass"
 
