@@ -263,16 +263,13 @@ def _after(script: SbatchScript, step: Cmd, after: list, errexit: bool,
         return None        # `exit $rc` with a status the doctor does not follow
     known = last.name in SUCCEEDS
     sev = Severity.ERROR if known and last.depth == 0 else Severity.WARNING
+    status = "0" if known else "0 when it succeeds"
     if last.depth > 0:
-        link = " (inside a branch or loop: the doctor does not follow which runs last)"
-    elif known:
-        link = ", which succeeds"
-    else:
-        link = " (0 when it succeeds)"
+        status += "; it sits in a branch or loop, the doctor does not follow which runs last"
     return Verdict("last-command", sev, last.line, (
-        f"the training step at {where} is not the script's last command and the script "
-        f"does not `set -e`: the job's exit status is that of `{_short(last)}` at "
-        f"{script.rel}:{last.line}{link}, not the step's"), errexit, pipefail)
+        f"the script ends with `{_short(last)}` ({script.rel}:{last.line}) after the "
+        f"training step at {where}, without `set -e`: the job's exit status is that "
+        f"command's ({status}), not the step's"), errexit, pipefail)
 
 
 def _runs_after(step: Cmd, after: list) -> list:
