@@ -242,13 +242,13 @@ def test_closed_stdout_still_writes_the_json_report(pack, tmp_path):
 def test_progress_line_is_cleared_before_the_table_on_a_tty(pack):
     env, repo = pack
     (repo / "doctor.yaml").write_text("select: [test-hang, test-pass]\n")
-    cmd = f"{sys.executable} -m doctor run --repo {repo}"
+    cmd = f"{sys.executable} -m doctor run --repo {repo} -v"   # -v: every check's row
     proc = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True,
                           text=True, env={**os.environ, **env, "NO_COLOR": "1"},
                           cwd=ROOT, timeout=60)
     assert "\033[3" not in proc.stdout  # NO_COLOR: no colour on a terminal
-    header = next(line for line in proc.stdout.splitlines() if "status" in line)
-    assert header.split("\r")[-1].replace("\033[K", "").startswith("status"), repr(header)
+    row = next(line for line in proc.stdout.splitlines() if "test-pass" in line)
+    assert row.split("\r")[-1].replace("\033[K", "").startswith("pass"), repr(row)
     color = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True,
                            text=True, env={**os.environ, **env}, cwd=ROOT, timeout=60)
     assert "\033[3" in color.stdout
