@@ -363,3 +363,6 @@ def test_a_million_line_job_script_is_read_to_its_budget_and_says_so(tmp_path):
     assert _unread(doc)["job.sbatch"] == ("lines 100,001-1,000,003 not read: the doctor "
                                           "reads a job script's first 100,000 lines")
     assert _step(doc)["entry"] == "train.py"
+    # the script's end was not read, so what it ends with is not known: no claim about it
+    # (the 100,000th line is `echo step 99998`, not the script's last command)
+    assert result_of(doc, "job-exit-masks-failure")["findings"] == []
