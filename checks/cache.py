@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.cluster import other_cluster
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.context import Job
 from doctor.job.hydra import resolve_oc_env
@@ -467,6 +468,12 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
     (or, for other `torch_*` names, untouched for a day), with their total size and the
     `rm` command.
 
+    This machine's /dev/shm judges a job only where this machine may be its node: a job
+    whose every script is tied by its `--partition`, `--clusters` or `site.cluster` to a
+    cluster that nothing shows this machine is on runs on that cluster's nodes, whose
+    /dev/shm is not known here, so it gets at most a warning saying so (the rule of
+    fd-limit-too-low).
+
     ## Why it matters
     DataLoader workers hand every batch to the main process through /dev/shm. When it
     fills up the workers die with "Unexpected bus error encountered in worker. This
@@ -486,15 +493,23 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
     if not shm:
         raise Skip("no /dev/shm on this node")
     root, total, free = shm["path"], int(shm["total_bytes"]), int(shm["free_bytes"])
+    # A job every script of which is for another cluster runs on that cluster's nodes:
+    # this machine's /dev/shm is not its, so it only warns, saying why (the rule
+    # fd-limit-too-low follows, issue 26).
+    others = [other_cluster(job, s) for s in job.scripts]
+    other = others[0] if others and all(others) else None
+    here = f" — this machine's /dev/shm: {other}; that cluster's is not known here" \
+        if other else ""
+    tied = {"other_cluster": other} if other else {}
     if total < min_gib * GIB:
         yield Finding(
             f"{root} is only {human(total)}, below {min_gib:g} GiB: DataLoader workers fail "
-            "with 'bus error … insufficient shared memory (shm)'",
-            location=Location(root),
+            f"with 'bus error … insufficient shared memory (shm)'{here}",
+            location=Location(root), severity=Severity.WARNING if other else None,
             fix="Run the container with --shm-size=16g (or --ipc=host), or use a node whose "
                 "/dev/shm is a normal tmpfs (half the RAM by default).",
             data={"path": root, "total_bytes": total, "free_bytes": free,
-                  "needed_bytes": int(min_gib * GIB)})
+                  "needed_bytes": int(min_gib * GIB), **tied})
     deadline = time.monotonic() + 20
     in_shm = [c for c in cache_paths(job) if _under(c.path, root)]
     cache_bytes, unsized = 0, []
@@ -526,15 +541,16 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
             f"{root} has {human(free)} free of {human(total)}, but "
             f"{' plus '.join(parts)} need {human(needed)}"
             + ("" if shown else f" (assuming {batch_mib} MiB per batch: set the option "
-               "batch_mib to your batches' size)"),
-            location=Location(cfg, line), severity=None if shown else Severity.WARNING,
+               "batch_mib to your batches' size)") + here,
+            location=Location(cfg, line),
+            severity=None if shown and not other else Severity.WARNING,
             fix="Give the job more shared memory (--shm-size / a bigger node), move the cache "
                 "to node-local disk, or lower num_workers / prefetch_factor.",
             data={"path": root, "total_bytes": total, "free_bytes": free,
                   "needed_bytes": needed, "cache_bytes": cache_bytes,
                   "workers_bytes": workers_bytes, "ranks_per_node": ranks,
                   "batch_mib": batch_mib,
-                  "caches_unsized": [str(c.path) for c in unsized]})
+                  "caches_unsized": [str(c.path) for c in unsized], **tied})
     stale = shm.get("stale") or []
     if stale:
         size = sum(int(s.get("size", 0)) for s in stale)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.cluster import declared_clusters, not_this_machines
+from doctor.job.cluster import other_cluster
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
 from doctor.job.context import Job
@@ -140,28 +140,6 @@ def _ulimit_edit(job: Job, script: SbatchScript, line: Optional[int], value: int
                               text[:m.start()] + f"ulimit -n {value}" + text[m.end():], title,
                               unsafe=True)
     return (edit,) if edit else ()
-
-
-def _other_cluster(job: Job, script: Optional[SbatchScript]) -> Optional[str]:
-    """Why this machine's open-file limits may not be the job's (one line), else None.
-
-    Slurm hands the submitting shell's limits to the job (PropagateResourceLimits), so a
-    job tied to no cluster, submitted from here, gets this machine's limits, and a run with
-    no job script starts the training from this shell. A job tied to a cluster (its
-    `--partition` or `--clusters`, the settings' `site.cluster` or chosen profile) that
-    nothing shows this machine is on (cluster.not_this_machines) runs under that cluster's
-    limits, which the doctor does not see here (issue 26: another cluster's facts never
-    raise an error)."""
-    if script is None:
-        return None
-    why = not_this_machines(job, script)
-    if why is None:
-        return None
-    ties = [script.where(d) for d in (script.get("partition"), script.get("clusters")) if d]
-    ties += [f"site.cluster {n!r} in the settings" for n in sorted(declared_clusters(job))]
-    if not ties:
-        return None
-    return f"the job is for the cluster of {' and '.join(ties)}, and {why}"
 
 
 def _fmt(v: Optional[int]) -> str:
@@ -310,7 +288,7 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                f"{ranks} rank(s) per node ({ranks_from})")
         if failed:
             data["failed_ulimit"] = [{"line": u.line, "text": u.text} for u in failed]
-        other = _other_cluster(job, script)
+        other = other_cluster(job, script)
         # this machine's limits, not the job's cluster's: said in the message, and no
         # `ulimit` value from them is written into that cluster's script
         here = f" — this machine's limits: {other}" if other else ""

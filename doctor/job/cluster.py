@@ -231,3 +231,26 @@ def not_this_machines(job: Job, script) -> Optional[str]:
         return f"no job script says the job is for {cluster_label(live)}"
     strength, why = _link(script, live)
     return None if strength else why
+
+
+def other_cluster(job: Job, script) -> Optional[str]:
+    """Why this machine's own limits (its open-file limit, its /dev/shm) may not be the
+    job's, one line; None when they are.
+
+    Slurm hands the submitting shell's limits to the job (PropagateResourceLimits), and a
+    job tied to no cluster, submitted from here, runs on this cluster's nodes; a run with
+    no job script starts the training from this shell. A job tied to a cluster (its
+    `--partition` or `--clusters`, the settings' `site.cluster` or chosen profile) that
+    nothing shows this machine is on (not_this_machines) runs under that cluster's
+    limits, which the doctor does not see here (issue 26: another cluster's facts never
+    raise an error). fd-limit-too-low and shm-too-small judge by this one rule."""
+    if script is None:
+        return None
+    why = not_this_machines(job, script)
+    if why is None:
+        return None
+    ties = [script.where(d) for d in (script.get("partition"), script.get("clusters")) if d]
+    ties += [f"site.cluster {n!r} in the settings" for n in sorted(declared_clusters(job))]
+    if not ties:
+        return None
+    return f"the job is for the cluster of {' and '.join(ties)}, and {why}"
