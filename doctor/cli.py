@@ -171,6 +171,8 @@ def cli() -> None:
 @cli.command("run")
 @input_options(files=True)
 @click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
+@click.option("--data", help="DataLoader factory MOD:FACTORY for the data smoke (it returns "
+              "the job's DataLoader, or (dataset, DataLoader kwargs)).")
 @click.option("--no-smoke", is_flag=True, help="Skip the DDP smoke.")
 @click.option("--static", is_flag=True, help="Only checks that need no live node (CI gate); "
               "implies --no-smoke; never imports torch.")
@@ -192,7 +194,7 @@ def cli() -> None:
 @suppress.baseline_options(write=True, output_help=OUTPUT_HELP)
 def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             changed_since: Optional[str], paths: tuple, model: Optional[str],
-            no_smoke: bool, static: bool, only: tuple, skip: tuple,
+            data: Optional[str], no_smoke: bool, static: bool, only: tuple, skip: tuple,
             settings_file: Optional[Path], fmt: str, output: tuple,
             json_file: Optional[str], fail_on: str, exit_zero: bool,
             torch_version: Optional[str], gather: bool = False,
@@ -210,8 +212,9 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
     if not only:   # every check module is imported: now, while git walks the work tree
         discover()
     job = Job(repo, configs=configs, sbatch=sbatch, caches=caches,
-              settings_file=settings_file, model=model, torch_version=torch_version,
-              static=static, scope=job_scope(repo, changed_since, paths, base))
+              settings_file=settings_file, model=model, data=data,
+              torch_version=torch_version, static=static,
+              scope=job_scope(repo, changed_since, paths, base))
     refuse_empty(("--json", json_file))
     json_path = expand_output_pattern(json_file) if json_file else None
     files = plan_outputs(output, fmt)

@@ -74,7 +74,8 @@ def select(specs: list, *, only: Iterable[str] = (), skip: Iterable[str] = (),
     if no_smoke or static:
         chosen = [s for s in chosen if SMOKE_TAG not in s.tags]
         if not chosen:
-            raise InputError(f"{chose} selects only the DDP smoke, and this run runs no "
+            what = "the DDP smoke" if [s.id for s in left] == ["ddp-smoke"] else "smokes"
+            raise InputError(f"{chose} selects only {what}, and this run runs no "
                              "smoke (--no-smoke, `doctor fix`, or `doctor sbatch` without "
                              "--smoke)")
     return chosen
@@ -305,6 +306,10 @@ def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (
         from doctor.smoke.factory import check_factory
 
         check_factory(job)   # a typo'd --model is exit 2 now, not a smoke failure later
+    if job.data and any(s.id == "data-smoke" and s.id not in waived for s in chosen):
+        from doctor.smoke.factory import check_factory
+
+        check_factory(job, job.data, "--data", "smoke.data")
     return chosen
 
 

@@ -29,7 +29,10 @@ SCHEMA: dict = {
              "fabric_binds": list, "gpu_libraries": list, "partitions": dict,
              "cluster": str, "modules": dict},
     "smoke": {"model": str, "input_shape": list, "timeout_s": (int, float),
-              "world_size": int, "backend": str},
+              "world_size": int, "backend": str,
+              # the data smoke (checks/data_smoke.py)
+              "data": str, "data_batches": int, "data_ranks": int,
+              "data_timeout_s": (int, float), "data_shm_mib": int},
     "waivers": list,
     # glob → the check ids or tags accepted in the files it matches (doctor/suppress.py)
     "per-file-ignores": dict,
@@ -143,6 +146,13 @@ VALUES: dict = {
     "smoke.world_size": (lambda v: 2 <= v <= MAX_SMOKE_RANKS,
                          f"a number of ranks from 2 to {MAX_SMOKE_RANKS}"),
     "smoke.backend": (_backend, "auto, gloo or nccl (RCCL on ROCm is nccl)"),
+    "smoke.data": (is_factory, "MODULE:FACTORY, such as mypkg.data:train_loader"),
+    "smoke.data_batches": (lambda v: 1 <= v <= 1000, "a number of batches from 1 to 1000"),
+    "smoke.data_ranks": (lambda v: 1 <= v <= MAX_SMOKE_RANKS,
+                         f"a number of ranks from 1 to {MAX_SMOKE_RANKS}"),
+    "smoke.data_timeout_s": (lambda v: 5 <= v <= MAX_SECONDS,
+                             f"a number of seconds from 5 to {MAX_SECONDS}"),
+    "smoke.data_shm_mib": (lambda v: v >= 1, "the compute node's /dev/shm in MiB, 1 or more"),
 }
 
 

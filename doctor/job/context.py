@@ -60,7 +60,8 @@ class Job:
     def __init__(self, repo: Path, *, configs: Iterable = (), sbatch: Iterable = (),
                  caches: Iterable = (), settings: Optional[Settings] = None,
                  settings_file: Optional[Path] = None, model: Optional[str] = None,
-                 torch_version: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
+                 data: Optional[str] = None, torch_version: Optional[str] = None,
+                 env: Optional[Mapping[str, str]] = None,
                  facts: Optional[dict] = None, static: bool = False,
                  submit_args: Optional[Iterable[str]] = None, scope: Optional[Scope] = None):
         """`submit_args`: the options of `sbatch [options] script` (`doctor sbatch`); the
@@ -79,6 +80,10 @@ class Job:
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")
         self.model = model or self.settings.smoke.get("model")
+        if data is not None and not is_factory(data):
+            raise InputError(f"--data: {data!r} is not MODULE:FACTORY, such as "
+                             "mypkg.data:train_loader")
+        self.data = data or self.settings.smoke.get("data")   # the data smoke's factory
         caches = list(caches)
         for c in caches:   # a path typed on the command line, as --config: exit 2 if absent
             if not os.path.lexists(self._path(c)):   # (settings `caches:` may be made later)

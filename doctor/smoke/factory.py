@@ -29,12 +29,14 @@ LOOKUP_TIMEOUT_S = 20.0
 MAX_SOURCE = 16 * 1024 * 1024
 
 
-def check_factory(job) -> None:
-    """InputError when job.model names a module the smoke's ranks cannot find, or a
-    factory its module does not define."""
-    spec = job.model
-    cli = job.settings.smoke.get("model") != spec   # else the settings named it
-    where = "--model" if cli else f"{job.settings.path}: smoke.model"
+def check_factory(job, spec: Optional[str] = None, flag: str = "--model",
+                  key: str = "smoke.model") -> None:
+    """InputError when `spec` (job.model by default; job.data for the data smoke's
+    `--data`) names a module the smoke's ranks cannot find, or a factory its module
+    does not define."""
+    spec = spec or job.model
+    cli = job.settings.smoke.get(key.split(".")[1]) != spec   # else the settings named it
+    where = flag if cli else f"{job.settings.path}: {key}"
     module, _, attr = spec.partition(":")
     found = _find(job.repo, module)
     if found is None:   # the lookup itself failed: the smoke will say

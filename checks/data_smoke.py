@@ -1,0 +1,174 @@
+"""The data smoke: the job's own DataLoader, iterated with real workers under the job's limits."""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.context import Job
+from doctor.model import Pass
+from doctor.smoke.data import DataPlan, classify, data_facts, run_data_smoke
+
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_BATCHES = 4
+DEFAULT_RANKS = 2     # when no job script says how many ranks a node runs
+MAX_RANKS = 16        # each rank is a process with its workers on this one node
+MARGIN_S = 20.0       # the runner's deadline: the smoke's own, plus stopping and collecting
+MIB = 2 ** 20
+
+
+def data_timeout(job: Job) -> float:
+    return float(job.settings.smoke.get("data_timeout_s") or DEFAULT_TIMEOUT_S) + MARGIN_S
+
+
+def _script(job: Job):
+    return job.scripts[0] if job.scripts else None
+
+
+def _ranks(job: Job) -> tuple:
+    s = job.settings.smoke
+    if s.get("data_ranks"):
+        return int(s["data_ranks"]), "smoke.data_ranks"
+    rpn = job.ranks_per_node(_script(job))
+    if rpn.source == "default" or not rpn.value:
+        return DEFAULT_RANKS, "default (no job script says how many ranks a node runs)"
+    if rpn.value > MAX_RANKS:
+        return MAX_RANKS, f"{rpn.value} per node ({rpn.source}), capped at {MAX_RANKS} here"
+    return int(rpn.value), str(rpn.source)
+
+
+def _nofile(job: Job) -> tuple:
+    """The job's soft open-file limit: this node's, after the script's `ulimit -n` lines."""
+    from checks.limits import apply_ulimits, ulimit_commands
+
+    nofile = (job.fact("limits") or {}).get("nofile")
+    if not nofile:
+        return None, "this node's (not readable)"
+    soft, hard = nofile
+    script = _script(job)
+    cmds = ulimit_commands(script) if script is not None else []
+    if not cmds:
+        return soft, "this node's soft limit"
+    soft, _, failed = apply_ulimits(soft, hard, cmds)
+    last = cmds[-1]
+    return soft, (f"`{last.text}` at {script.rel}:{last.line}"
+                  + (" (it fails: above the hard limit)" if last in failed else ""))
+
+
+def _shm(job: Job) -> tuple:
+    mib = job.settings.smoke.get("data_shm_mib")
+    if mib:
+        return int(mib) * MIB, "smoke.data_shm_mib"
+    shm = job.fact("shm")
+    if shm and shm.get("total_bytes"):
+        return int(shm["total_bytes"]), "this node's /dev/shm"
+    return None, "no /dev/shm here"
+
+
+def _script_env(job: Job) -> dict:
+    """What the job script exports to its ranks (a worker count in MU_TRAIN_WORKERS, say):
+    the values the doctor could resolve; the rest is this environment's, as for the job."""
+    script = _script(job)
+    if script is None:
+        return {}
+    return {k: v.value for k, v in job.job_env(script).items()
+            if v.source != "login" and v.resolved}
+
+
+def plan_for(job: Job) -> tuple:
+    s = job.settings.smoke
+    ranks, ranks_from = _ranks(job)
+    nofile, nofile_from = _nofile(job)
+    shm, shm_from = _shm(job)
+    plan = DataPlan(repo=job.repo, spec=str(job.data), ranks=ranks,
+                    batches=int(s.get("data_batches") or DEFAULT_BATCHES),
+                    timeout_s=float(s.get("data_timeout_s") or DEFAULT_TIMEOUT_S),
+                    nofile=nofile, shm_bytes=shm, env=_script_env(job))
+    return plan, {"ranks_from": ranks_from, "fd_limit_from": nofile_from, "shm_from": shm_from}
+
+
+@check("data-smoke", title="The job's DataLoader fails with its workers under the job's limits",
+       severity="error", tags=("smoke", "dataloader"), needs=("torch", "smoke"),
+       timeout=data_timeout)
+def data_smoke(job: Job) -> Iterator[Finding]:
+    """The job's own DataLoader, run with real workers on this node under the job's limits,
+    fails: the finding says how, on which rank and worker, and at which line of your code.
+
+    The doctor imports the factory given by `--data MOD:FACTORY` (or `smoke.data` in the
+    settings) in child processes — it returns the job's `DataLoader`, or `(dataset,
+    kwargs)` with the DataLoader arguments taken from the job's config — and iterates
+    `smoke.data_batches` (default 4) batches on each of R ranks, R being the ranks per
+    node the job script starts (Slurm tasks per node × torchrun processes per task;
+    default 2, at most 16; `smoke.data_ranks` sets it). The loader runs as the job runs
+    it: its own `num_workers`, `prefetch_factor`, start method and sharing strategy, the
+    variables the job script exports (a worker count read from the environment), a
+    process group per rank (a `DistributedSampler` works).
+
+    The job's limits apply: the open-file limit (RLIMIT_NOFILE) is this node's after the
+    job script's `ulimit -n` lines; /dev/shm is a private tmpfs of the compute node's
+    size (`smoke.data_shm_mib`, else this node's), mounted in a user and mount namespace
+    of the smoke's own, shared by its ranks as on the node, and gone when they end.
+    Where namespaces are not allowed, the ranks use this node's /dev/shm and the doctor
+    measures the peak they hold against the node's size, and says so.
+
+    Each failure names the rank, the worker, the signal and your file:line:
+    `loader-exception` (the `DataLoader(...)` call raised, e.g. `prefetch_factor` with
+    `num_workers=0`), `worker-exception` (at the `__getitem__` line the worker raised at),
+    `fd-exhaustion` ("Too many open files", or a loader that hung with its descriptors
+    nearly all used; 80% of the limit in use is a warning of its own: near the limit the
+    outcome varies from run to run), `shm-exhaustion` ("No space left on device" in
+    /dev/shm, a bus error), `worker-killed` (SIGSEGV, SIGABRT, SIGKILL, from the workers'
+    exit codes, with the worker's stack), `hang` (no batch before `smoke.data_timeout_s`,
+    default 60 s: the stuck worker's stack), `cuda-in-worker` (`.cuda()` in a worker, CUDA
+    tensors coming out of the workers). The report's facts (`data_smoke`) give the
+    first-batch latency, the time per batch, the workers' start cost, the peak open files
+    and /dev/shm use per rank. It runs beside ddp-smoke; `--static` and `--no-smoke` never
+    run it (it runs your code). No factory given: skip.
+
+    ## Why it matters
+    The DataLoader's failures appear only with real workers, real ranks and the compute
+    node's limits, after the queue wait: 8 workers × 8 ranks run out of file descriptors,
+    a shared-memory cache or big batches fill /dev/shm (bus error), a worker segfaults in
+    native code and the rank reports only "worker exited unexpectedly", a worker hangs
+    and every other rank waits in its next collective until the NCCL timeout.
+
+    ## How to fix
+    The finding's fix says it for its kind: raise `ulimit -n` in the job script or use
+    fewer workers; fit /dev/shm (fewer workers or prefetch, the cache on local disk, a
+    larger --shm-size); keep CUDA out of the workers (move the batch to the GPU in the
+    training loop); fix the line shown for an exception, a crash or a hang.
+    """
+    if not job.data:
+        raise Skip("no DataLoader factory: pass --data MOD:FACTORY or set smoke.data")
+    if not job.fact("torch_installed"):
+        raise Skip("torch is not installed in this environment (the data smoke runs it in "
+                   "child processes with this Python)")
+    plan, sources = plan_for(job)
+    job.say(f"data-smoke: {plan.ranks} rank(s), {plan.batches} batches, {plan.spec}")
+    run = run_data_smoke(plan, on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
+    facts = data_facts(run)
+    facts.update(sources)
+    job.record_fact("data_smoke", facts)
+    failed = run.node_event("exception")
+    if failed:   # the node could not import torch: nothing about the loader is known
+        raise Skip(f"the data smoke could not start: {failed.get('type')}: "
+                   f"{failed.get('message')}")
+    found = classify(run)
+    setup = [f for f in found if f.kind == "setup"]
+    if setup and len(setup) == len(found):
+        raise Skip(setup[0].message)
+    for f in found:
+        if f.kind == "setup":
+            continue
+        where = _location(job, f.frame)
+        ranks = f" (ranks {', '.join(map(str, f.ranks))})" if len(f.ranks) > 1 else ""
+        yield Finding(f"{f.message}{ranks} [{f.kind}; data: {plan.spec}]", location=where,
+                      fix=f.fix, data=f.data(),
+                      severity=Severity.WARNING if f.warning else None)
+    if not found:
+        r = facts["ranks"][0] if facts["ranks"] else {}
+        raise Pass(f"{plan.ranks} rank(s) × {facts.get('num_workers')} worker(s) loaded "
+                   f"{r.get('batches')} batches each (first batch {r.get('first_batch_s')}s)")
+
+
+def _location(job: Job, frame) -> Optional[Location]:
+    return Location(job.rel(frame.file), frame.line) if frame is not None else None
