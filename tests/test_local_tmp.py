@@ -33,6 +33,8 @@ CASES = {
                      (3, "error")),
     "minutes_over_a_day": ("#SBATCH --time=2000\nsrun python3 train.py --output_dir /tmp/o\n",
                            (3, "error")),
+    # a key of the config the step reads (reported at the key's line)
+    "config_key": ("#SBATCH --requeue\nsrun python3 train.py --config conf/run.yaml\n", None),
     # a link the doctor cannot prove: $TMPDIR's value is the cluster's
     "tmpdir_var": ("#SBATCH --requeue\nsrun python3 train.py --output_dir $TMPDIR/run\n",
                    (3, "warning")),
@@ -85,6 +87,8 @@ def _run(repo: Path, *extra: str) -> tuple:
 def cases(tmp_path_factory) -> tuple:
     root = tmp_path_factory.mktemp("localtmp")
     (root / "train.py").write_text(TRAIN)
+    (root / "conf").mkdir()
+    (root / "conf" / "run.yaml").write_text("lr: 0.1\ntrainer:\n  default_root_dir: /tmp/runs\n")
     for name, (body, _) in CASES.items():
         (root / f"{name}.sbatch").write_text("#!/bin/bash\n" + body)
     _commit(root)
@@ -93,9 +97,10 @@ def cases(tmp_path_factory) -> tuple:
 
 def test_each_case_is_found_at_its_line_and_correct_jobs_are_silent(cases):
     proc, res = cases
-    got = {f["location"]["path"][:-len(".sbatch")]: (f["location"]["line"], f["severity"])
+    got = {f["location"]["path"].rsplit(".", 1)[0]: (f["location"]["line"], f["severity"])
            for f in res["findings"]}
     want = {name: expected for name, (_, expected) in CASES.items() if expected is not None}
+    want["conf/run"] = (3, "error")   # (config_key's finding is at the key)
     assert got == want
     assert proc.returncode == 1     # errors among them
 
