@@ -59,7 +59,7 @@ def pg_calls(job: Job, files: list) -> list:
     rels = {job.rel(p) for p in files}
     out = []
     for path, tree in trees_mentioning(job, b"init_process_group", b"init_distributed",
-                                       b"Trainer"):
+                                       b"Trainer", b"LightningCLI"):
         rel = job.rel(path)
         if rel not in rels:
             continue
@@ -75,9 +75,21 @@ def pg_calls(job: Job, files: list) -> list:
             if last == "init_process_group" or (last == "init_distributed"
                                                 and "deepspeed" in dotted(n.func)):
                 out.append(f"{rel}:{n.lineno} ({last})")
-            elif last == "Trainer" and lightning:
-                out.append(f"{rel}:{n.lineno} (Lightning's Trainer)")
+            elif last in ("Trainer", "LightningCLI") and lightning:
+                out.append(f"{rel}:{n.lineno} (Lightning's {last})")
     return sorted(set(out))
+
+
+def config_trainers(job: Job, step, files: list) -> list:
+    """["config (Lightning's Trainer)"] where a config the step loads instantiates a
+    Lightning Trainer (Hydra's `_target_`, LightningCLI's `class_path`): the code builds it
+    with `instantiate(cfg.trainer)`, no `Trainer(` call in sight."""
+    from doctor.job.closure import _targets   # the closure's own reading of the configs
+
+    sure, _ = _targets(job, [(files[0], step)])
+    return sorted({f"{rel} (Lightning's Trainer, {t})" for t, rel in sure
+                   if t.split(".")[0] in ("lightning", "pytorch_lightning")
+                   and t.rsplit(".", 1)[-1] == "Trainer"})
 
 
 @check(CHECK_ID, title="One rank's error leaves the other ranks waiting (srun without -K)",
@@ -91,8 +103,10 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
     accelerate, deepspeed or mpirun between srun and Python: those launchers watch
     their own workers), and the step's code (its entry and the repo modules it imports)
     calls `init_process_group`, `deepspeed.init_distributed`, or builds a Lightning
-    `Trainer`. Slurm ends such a step when one task exits non-zero only with `srun -K`
-    (`--kill-on-bad-exit`, or `SLURM_KILL_BAD_EXIT=1` in the environment) or
+    `Trainer` (a `Trainer(` or `LightningCLI(` call, or a config the step loads that
+    instantiates one: Hydra's `_target_`, LightningCLI's `class_path`). Slurm ends such
+    a step when one task exits non-zero only with `srun -K` (`--kill-on-bad-exit`, or
+    `SLURM_KILL_BAD_EXIT=1` in the environment) or
     `KillOnBadExit=1` in the cluster's slurm.conf. An error when `scontrol show config`
     on this machine says `KillOnBadExit=0` and the job is for this cluster (the rule
     fd-limit-too-low uses: the doctor runs in the job, or the job's `--partition`,
@@ -135,7 +149,7 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
         if tasks < 2:
             continue
         files = step_files(job, step)
-        calls = pg_calls(job, files) if files else []
+        calls = (pg_calls(job, files) or config_trainers(job, step, files)) if files else []
         if not calls:
             continue
         judged = True
