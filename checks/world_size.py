@@ -381,15 +381,19 @@ def _slurm_fallback(job: Job, step: Any) -> str:
 
 def _srun_edit(job: Job, launcher: Any) -> Any:
     """`srun --ntasks-per-node=1 ` before a batch-step launcher, where that is enough:
-    the line begins with the launcher's own word, no fixed node rank, and a rendezvous
-    the other nodes can reach (not localhost / 127.0.0.1, not torchrun's default)."""
+    the line begins with the launcher's own word, no fixed node rank, and a dynamic
+    rendezvous (c10d, etcd) the other nodes can reach (not localhost / 127.0.0.1). The
+    batch shell expands `$(hostname)` or `$head_node_ip` once, on the first node."""
     argv = launcher.argv
     if any(_option(argv, (o,)) is not None for o in RANK_OPTIONS) or \
             not edits.owned(job, launcher.path):
         return None
-    endpoint = _option(argv, ("--rdzv_endpoint", "--rdzv-endpoint", "--master_addr",
-                              "--master-addr", "--main_process_ip"))
-    if launcher.kind == "accelerate" or not endpoint or \
+    # a dynamic rendezvous assigns the node ranks; the static one (torchrun's default with
+    # --master_addr, torch.distributed.launch's) needs --node_rank per node: no edit there
+    backend = _option(argv, ("--rdzv_backend", "--rdzv-backend"))
+    endpoint = _option(argv, ("--rdzv_endpoint", "--rdzv-endpoint"))
+    if launcher.kind == "accelerate" or backend not in ("c10d", "etcd", "etcd-v2") or \
+            not endpoint or \
             re.match(r"(localhost|127\.[\d.]+|0\.0\.0\.0|\[?::1\]?)(:|$)", endpoint):
         return None
     lines = edits.read_lines(job, launcher.path) or []
