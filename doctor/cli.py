@@ -173,6 +173,8 @@ def cli() -> None:
 @click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
 @click.option("--data", help="DataLoader factory MOD:FACTORY for the data smoke (it returns "
               "the job's DataLoader, or (dataset, DataLoader kwargs)).")
+@click.option("--gpu-memory", metavar="SIZE", help="The target GPU's memory per rank for "
+              "gpu-memory-estimate, such as 80GB or 64GiB.")
 @click.option("--no-smoke", is_flag=True, help="Skip the DDP smoke.")
 @click.option("--static", is_flag=True, help="Only checks that need no live node (CI gate); "
               "implies --no-smoke; never imports torch.")
@@ -197,7 +199,8 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
             data: Optional[str], no_smoke: bool, static: bool, only: tuple, skip: tuple,
             settings_file: Optional[Path], fmt: str, output: tuple,
             json_file: Optional[str], fail_on: str, exit_zero: bool,
-            torch_version: Optional[str], gather: bool = False,
+            torch_version: Optional[str], gpu_memory: Optional[str] = None,
+            gather: bool = False,
             gather_timeout: float = 30.0, quiet: bool = False, verbose: bool = False,
             color: str = "auto", baseline: Optional[str] = None,
             write_baseline: Optional[str] = None) -> None:
@@ -215,6 +218,12 @@ def run_cmd(repo: Optional[Path], configs: tuple, sbatch: tuple, caches: tuple,
               settings_file=settings_file, model=model, data=data,
               torch_version=torch_version, static=static,
               scope=job_scope(repo, changed_since, paths, base))
+    if gpu_memory is not None:   # the check's option, over the settings' (exit 2 if no size)
+        from doctor.memory.judge import parse_size
+
+        if not parse_size(gpu_memory):
+            raise InputError(f"--gpu-memory: {gpu_memory!r} is not a size, such as 80GB")
+        job.settings.options.setdefault("gpu-memory-estimate", {})["gpu_memory"] = gpu_memory
     refuse_empty(("--json", json_file))
     json_path = expand_output_pattern(json_file) if json_file else None
     files = plan_outputs(output, fmt)
