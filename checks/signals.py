@@ -16,8 +16,6 @@ from doctor.job.shell import split_commands
 from doctor.job.sources import trees_mentioning
 from doctor.model import FixOption, add, change
 
-from .job_exit import read_commands
-
 CHECK_ID = "signal-without-handler"
 # Linux signal numbers (x86/arm) whose default action ends the process (signal(7)): a
 # shell or a Python process without a handler dies of them. CHLD, CONT, URG, WINCH do
@@ -232,13 +230,48 @@ def _background(script: SbatchScript, line: int, text: str):
     return change(script.rel, line, text + " &", indent + "wait $!")
 
 
+# `&` that puts a command in the background: not `&&`, `>&`, `&>`, `|&`
+_AMP = re.compile(r"(?<![&>|<])&(?![&>])")
+
+
+def _how_run(script: SbatchScript, line: int) -> Optional[str]:
+    """How the batch shell runs the command at `line`: "exec", "background" (`&` after
+    it), "loop" (in the foreground, in a for/while loop), "foreground"; None when the
+    line starts no command."""
+    depth = 0
+    at = None
+    for cmd in script.commands:
+        if cmd.line >= line:
+            at = cmd if cmd.line == line else None
+            break
+        first = cmd.argv[0] if cmd.argv else ""
+        depth += first in ("for", "while", "until", "select")
+        depth -= first == "done" and depth > 0
+    if at is None or not at.argv:
+        return None
+    if at.argv[0] == "exec":
+        return "exec"
+    lines = script.text.splitlines()
+    i, text = line - 1, ""
+    while 0 <= i < len(lines):       # the command's lines, joined over backslashes
+        part = lines[i].rstrip()
+        text += " " + part.rstrip("\\")
+        if not part.endswith("\\"):
+            break
+        i += 1
+    plain = re.sub(r"""'[^']*'|"(?:[^"\\]|\\.)*\"""", "''", text)   # quotes hold no operators
+    plain = re.sub(r"(^|\s)#.*$", "", plain)
+    if _AMP.search(plain):
+        return "background"
+    return "loop" if depth else "foreground"
+
+
 def _batch(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
     traps, unread = batch_traps(job, script, w.name)
     step = job.step(script)
     step_line = _step_command(script, step) if step.is_training else None
-    cmds = read_commands(script.text)
-    cmd = next((c for c in cmds if c.line == step_line), None) if step_line else None
-    if cmd is not None and ("exec" in cmd.before.split() or cmd.name == "exec"):
+    how = _how_run(script, step_line) if step_line else None
+    if how == "exec":
         return      # the shell becomes srun, which passes the signal on to the tasks
     lines = script.text.splitlines()
     step_text = lines[step_line - 1].rstrip() if step_line and 0 < step_line <= len(lines) \
@@ -267,10 +300,10 @@ def _batch(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
                 "handle the signal in the training code.",
             options=_fix_trap(script, w, step_line, step_text), data=data)
         return
-    if step_line is None or cmd is None:
+    if step_line is None or how is None:
         return      # the trap exists; where the step runs is not known
     installed = _installed(handlers + [t for t in traps if t.action == "reset"], step_line)
-    background = cmd.op == "&"
+    background = how == "background"
     if installed is None and not background:
         first = handlers[0]
         yield Finding(
@@ -286,7 +319,7 @@ def _batch(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
     if background:
         return      # `srun … &` … `wait`: a trapped signal interrupts `wait` at once
     trap = installed or handlers[0]
-    in_loop = cmd.depth > 0
+    in_loop = how == "loop"
     yield Finding(
         f"{head} to the batch shell (`B:`); its trap at {trap.path}:{trap.line} is in place, "
         f"but the training step at {script.rel}:{step_line} runs in the foreground, and "
