@@ -1,0 +1,682 @@
+"""The command-line parsers an entry module builds (argparse, click), read from its source
+without running it, and what they do with a job's arguments: which required argument the
+command line leaves out.
+
+The reading follows the module as Python runs it: the module's statements, the body of
+`if __name__ == "__main__":`, and the module-level functions they call (with the parser
+passed in or returned), in order. A parser call inside another `if`, a loop, a `try`'s
+handler or a function no such path reaches is *conditional*: its arguments are known
+(their flags count as given-able) but none is claimed to be required. What the reading
+cannot follow makes the parser `unknown` (a reason), and no claim is made about it.
+
+The judgment is deliberately one-sided: an argument is *missing* only when no word of
+the command line could be it under argparse's matching (exact flag, `--flag=v`, a glued
+`-fVALUE`, a unique prefix unless `allow_abbrev=False`, a cluster of short flags), and a
+positional only when fewer words could be positionals than the parser needs. Anything
+else (a word the doctor cannot read, `@file` arguments, `-h`) is no claim. Proven against
+the real argparse on generated parsers (tests/test_required_args.py).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from doctor.job.pyread import dotted
+
+OPTIONAL, ZERO_OR_MORE, ONE_OR_MORE, REMAINDER, PARSER = "?", "*", "+", "...", "A..."
+_NARGS_NAMES = {"OPTIONAL": OPTIONAL, "ZERO_OR_MORE": ZERO_OR_MORE, "ONE_OR_MORE": ONE_OR_MORE,
+                "REMAINDER": REMAINDER, "PARSER": PARSER, "SUPPRESS": "==SUPPRESS=="}
+_TAKES_NONE = {"store_true", "store_false", "store_const", "append_const", "count", "help",
+               "version", "boolean_optional"}
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_MAX_DEPTH = 6
+
+
+@dataclass
+class Arg:
+    """One add_argument (or click option/argument)."""
+    flags: tuple                 # option strings; () for a positional
+    dest: str
+    where: int                   # line
+    required: Optional[bool]     # None: not a literal
+    nargs: Any = None            # None, int, '?', '*', '+', '...', 'A...', or 'unknown'
+    action: str = "store"        # argparse's name, 'boolean_optional', or 'custom'
+    conditional: bool = False    # added on a path that may not run
+    group: Optional[int] = None  # mutually exclusive group id
+    has_default: bool = False
+
+    @property
+    def positional(self) -> bool:
+        return not self.flags
+
+    def min_words(self) -> Optional[int]:
+        """The fewest words this positional takes (None: unknown)."""
+        n = self.nargs
+        if n is None:
+            return 1
+        if isinstance(n, int):
+            return n
+        if n == ONE_OR_MORE or n == PARSER:
+            return 1
+        if n in (OPTIONAL, ZERO_OR_MORE, REMAINDER):
+            return 0
+        return None
+
+    def name(self) -> str:
+        """argparse's name for it in 'the following arguments are required: …'."""
+        return "/".join(self.flags) if self.flags else self.dest
+
+
+@dataclass
+class Parser:
+    line: int
+    kind: str = "argparse"          # argparse | click
+    args: list = field(default_factory=list)
+    groups: dict = field(default_factory=dict)   # mutex id -> (required: Optional[bool], line)
+    abbrev: Optional[bool] = True
+    add_help: Optional[bool] = True
+    fromfile: Optional[str] = None               # fromfile_prefix_chars ('?': not a literal)
+    unknown: list = field(default_factory=list)  # why no claim can be made
+    # where code the reading does not follow may add arguments (an imported helper that
+    # takes the parser): known required arguments stay required, but a word no known
+    # argument matches may be one of its (an action that exits, say)
+    extended: list = field(default_factory=list)
+    subparsers: Optional["Subparsers"] = None
+    name: str = ""                               # a subparser's command name
+
+
+@dataclass
+class Subparsers:
+    line: int
+    dest: Optional[str]
+    required: Optional[bool]
+    conditional: bool
+    commands: dict = field(default_factory=dict)   # name or alias -> Parser
+    unknown: bool = False                          # a command the reading cannot name
+
+
+@dataclass
+class ParseCall:
+    parser: Parser
+    line: int
+    method: str
+    conditional: bool
+    why: str = ""           # non-empty: the call's arguments are not the command line
+
+
+# ---- reading --------------------------------------------------------------------------
+
+@dataclass
+class _Ref:
+    """What a local name holds while the module is read."""
+    parser: Optional[Parser] = None
+    group: Optional[int] = None     # a mutually exclusive group of `parser`
+    subs: Optional[Subparsers] = None
+
+
+class _Reader:
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.functions = {n.name: n for n in tree.body
+                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.parsers: list = []
+        self.calls: list = []
+        self.active: list = []      # functions being read (no recursion)
+        self.file_unknown = _file_unknowns(tree)
+        # the names ArgumentParser goes by here: argparse's only (configargparse's and
+        # jsonargparse's read config files and the environment too)
+        self.argparse = {"argparse"}
+        self.ctor = set()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import):
+                self.argparse |= {a.asname for a in n.names if a.name == "argparse" and a.asname}
+            elif isinstance(n, ast.ImportFrom) and n.module == "argparse":
+                self.ctor |= {a.asname or a.name for a in n.names if a.name == "ArgumentParser"}
+
+    def read(self) -> None:
+        self._body(self.tree.body, {}, False, 0)
+
+    # statements
+    def _body(self, stmts: list, env: dict, cond: bool, depth: int) -> Any:
+        """Reads statements in order; returns what a `return` gives (a _Ref) or None."""
+        for st in stmts:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(st, ast.Return):
+                value = self._expr(st.value, env, cond, depth) if st.value else None
+                return value
+            if isinstance(st, ast.If):
+                main = _is_main_guard(st.test)
+                self._expr(st.test, env, cond, depth)
+                r = self._body(st.body, env, cond or not main, depth)
+                self._body(st.orelse, env, True, depth)
+                if main and r is not None:
+                    return r
+                continue
+            if isinstance(st, (ast.With, ast.AsyncWith)):
+                for item in st.items:
+                    self._expr(item.context_expr, env, cond, depth)
+                r = self._body(st.body, env, cond, depth)
+                if r is not None:
+                    return r
+                continue
+            if isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+                r = self._body(st.body, env, cond, depth)   # type: ignore[attr-defined]
+                for h in st.handlers:    # type: ignore[attr-defined]
+                    self._body(h.body, env, True, depth)
+                self._body(st.orelse, env, True, depth)     # type: ignore[attr-defined]
+                self._body(st.finalbody, env, cond, depth)  # type: ignore[attr-defined]
+                if r is not None:
+                    return r
+                continue
+            if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+                self._body(st.body, env, True, depth)
+                self._body(st.orelse, env, True, depth)
+                continue
+            if isinstance(st, ast.Assign):
+                value = self._expr(st.value, env, cond, depth)
+                for t in st.targets:
+                    self._bind(t, value, env)
+                continue
+            if isinstance(st, (ast.AnnAssign, ast.AugAssign)):
+                value = self._expr(st.value, env, cond, depth) if st.value else None
+                self._bind(st.target, value if isinstance(st, ast.AnnAssign) else None, env)
+                continue
+            for child in ast.iter_child_nodes(st):
+                if isinstance(child, ast.expr):
+                    self._expr(child, env, cond, depth)
+        return None
+
+    def _bind(self, target: ast.expr, value: Any, env: dict) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(value, _Ref):
+                env[target.id] = value
+            else:
+                env.pop(target.id, None)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                self._bind(t, None, env)
+
+    # expressions
+    def _expr(self, node: Optional[ast.expr], env: dict, cond: bool, depth: int) -> Any:
+        if node is None:
+            return None
+        if isinstance(node, ast.Name):
+            return env.get(node.id)
+        if isinstance(node, ast.Call):
+            return self._call(node, env, cond, depth)
+        if isinstance(node, ast.Attribute):
+            return self._expr(node.value, env, cond, depth) and None
+        if isinstance(node, (ast.Lambda,)):
+            return None
+        if isinstance(node, ast.NamedExpr):
+            v = self._expr(node.value, env, cond, depth)
+            self._bind(node.target, v, env)
+            return v
+        if isinstance(node, (ast.IfExp, ast.BoolOp)):
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self._expr(child, env, True, depth)
+            return None
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self._expr(child, env, cond, depth)
+        return None
+
+    def _call(self, call: ast.Call, env: dict, cond: bool, depth: int) -> Any:
+        func = call.func
+        name = dotted(func)
+        if name in self.ctor or name.endswith(".ArgumentParser") and \
+                name.rsplit(".", 1)[0] in self.argparse:
+            return _Ref(self._new_parser(call))
+        if isinstance(func, ast.Attribute):
+            owner = self._expr(func.value, env, cond, depth)
+            if isinstance(owner, _Ref):
+                out = self._method(owner, func.attr, call, env, cond, depth)
+                for a in (*call.args, *(k.value for k in call.keywords)):
+                    self._expr(a, env, cond, depth)
+                return out
+        refs = [v for a in (*call.args, *(k.value for k in call.keywords))
+                if isinstance(v := self._expr(a, env, cond, depth), _Ref)]
+        fdef = self.functions.get(name) if isinstance(func, ast.Name) else None
+        if fdef is not None and fdef.name not in self.active and depth < _MAX_DEPTH:
+            inner: dict = {}
+            params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args)]
+            for p, a in zip(params, call.args):
+                v = self._expr(a, env, cond, depth) if isinstance(a, ast.Name) else None
+                if isinstance(v, _Ref):
+                    inner[p] = v
+            for k in call.keywords:
+                if k.arg and isinstance(v := env.get(getattr(k.value, "id", "")), _Ref):
+                    inner[k.arg] = v
+            self.active.append(fdef.name)
+            try:
+                return self._body(fdef.body, inner, cond, depth + 1)
+            finally:
+                self.active.pop()
+        for r in refs:   # a parser handed to code the reading does not follow
+            if r.parser is not None and not cond:
+                r.parser.extended.append(f"passed to {name or 'a call'}() at line {call.lineno}")
+        return None
+
+    def _new_parser(self, call: ast.Call) -> Parser:
+        p = Parser(call.lineno)
+        kw = {k.arg: k.value for k in call.keywords}
+        if None in kw:
+            p.unknown.append(f"ArgumentParser(**…) at line {call.lineno}")
+        if "allow_abbrev" in kw:
+            p.abbrev = _literal_bool(kw["allow_abbrev"])
+        if "add_help" in kw:
+            p.add_help = _literal_bool(kw["add_help"])
+        if "prefix_chars" in kw and _const(kw["prefix_chars"]) != "-":
+            p.unknown.append(f"prefix_chars at line {call.lineno}")
+        if "fromfile_prefix_chars" in kw:
+            v = _const(kw["fromfile_prefix_chars"])
+            p.fromfile = v if isinstance(v, str) or v is None else "?"
+            if not isinstance(v, str) and v is not None:
+                p.fromfile = "?"
+        if "parents" in kw:
+            p.unknown.append(f"parents= at line {call.lineno}")
+        if "conflict_handler" in kw:
+            p.unknown.append(f"conflict_handler at line {call.lineno}")
+        if "exit_on_error" in kw:
+            p.unknown.append(f"exit_on_error at line {call.lineno}")
+        if len(call.args) > 2:   # prog, usage, description…: only the keyword forms above
+            p.unknown.append(f"ArgumentParser's positional arguments at line {call.lineno}")
+        self.parsers.append(p)
+        return p
+
+    def _method(self, owner: _Ref, attr: str, call: ast.Call, env: dict, cond: bool,
+                depth: int) -> Any:
+        kw = {k.arg: k.value for k in call.keywords}
+        if owner.subs is not None:
+            subs = owner.subs
+            if attr == "add_parser":
+                names = [_const(call.args[0])] if call.args else [_const(kw.get("name"))]
+                aliases = kw.get("aliases")
+                if isinstance(aliases, (ast.List, ast.Tuple)):
+                    names += [_const(e) for e in aliases.elts]
+                elif aliases is not None:
+                    subs.unknown = True
+                child = self._new_parser(call)
+                child.kind = "subparser"
+                if cond or any(not isinstance(n, str) for n in names):
+                    subs.unknown = True
+                for n in names:
+                    if isinstance(n, str):
+                        subs.commands[n] = child
+                        child.name = child.name or n
+                return _Ref(child)
+            return None
+        parser = owner.parser
+        if parser is None:
+            return None
+        if attr == "add_argument":
+            self._add_argument(parser, owner.group, call, kw, cond)
+            return None
+        if attr == "add_argument_group":
+            return _Ref(parser, owner.group)
+        if attr == "add_mutually_exclusive_group":
+            gid = len(parser.groups)
+            req = _literal_bool(kw["required"]) if "required" in kw else False
+            if None in kw or len(call.args) > 0:
+                req = None
+            parser.groups[gid] = (req if not cond else None, call.lineno)
+            return _Ref(parser, gid)
+        if attr == "add_subparsers":
+            if parser.subparsers is not None:
+                parser.unknown.append(f"a second add_subparsers at line {call.lineno}")
+            req = _literal_bool(kw["required"]) if "required" in kw else False
+            parser.subparsers = Subparsers(call.lineno, _const(kw.get("dest")), req, cond)
+            return _Ref(subs=parser.subparsers)
+        if attr in ("parse_args", "parse_known_args", "parse_intermixed_args",
+                    "parse_known_intermixed_args"):
+            why = ""
+            given = call.args[0] if call.args else kw.get("args")
+            if given is not None and not _is_argv_tail(given) and not (
+                    isinstance(given, ast.Constant) and given.value is None):
+                why = f"parses {ast.unparse(given)[:60]}, not the command line"
+            if None in kw:
+                why = "parse_args(**…)"
+            self.calls.append(ParseCall(parser, call.lineno, attr, cond, why))
+            return None
+        if attr in ("set_defaults", "print_help", "print_usage", "format_help",
+                    "get_default", "error", "exit", "add_argument_group", "format_usage"):
+            return None
+        if not cond:
+            parser.unknown.append(f".{attr}() at line {call.lineno}")
+        return None
+
+    def _add_argument(self, parser: Parser, group: Optional[int], call: ast.Call, kw: dict,
+                      cond: bool) -> None:
+        names = [_const(a) for a in call.args]
+        unknown = None in kw or any(isinstance(a, ast.Starred) for a in call.args) or \
+            not names or any(not isinstance(n, str) for n in names)
+        if unknown:
+            # flags or keywords the reading cannot see: whatever it is, it is no known
+            # required argument; a positional among them would change the word count
+            parser.args.append(Arg((), "?", call.lineno, None, "unknown", "unknown",
+                                   True, group))
+            return
+        flags = tuple(n for n in names if n.startswith("-"))
+        if flags and len(flags) != len(names) or len(names) > 1 and not flags:
+            parser.args.append(Arg((), "?", call.lineno, None, "unknown", "unknown", True, group))
+            return
+        action = "store"
+        if "action" in kw:
+            a = _const(kw["action"])
+            if isinstance(a, str):
+                action = a
+            elif dotted(kw["action"]).endswith("BooleanOptionalAction"):
+                action = "boolean_optional"
+            else:
+                action = "custom"
+        nargs: Any = None
+        if "nargs" in kw:
+            v = kw["nargs"]
+            c = _const(v)
+            if isinstance(c, (int, str)) and not isinstance(c, bool):
+                nargs = c
+            else:
+                nargs = _NARGS_NAMES.get(dotted(v).split(".")[-1], "unknown")
+        if action in _TAKES_NONE:
+            nargs = 0
+        if flags:
+            required = _literal_bool(kw["required"]) if "required" in kw else False
+            longs = [f for f in flags if f.startswith("--")]
+            dest = _const(kw.get("dest")) or (longs or flags)[0].lstrip("-").replace("-", "_")
+        else:
+            dest = names[0]
+            required = nargs not in (OPTIONAL, ZERO_OR_MORE) or (
+                nargs == ZERO_OR_MORE and "default" not in kw)
+            if nargs == "unknown":
+                required = None
+        if action == "boolean_optional":
+            flags += tuple("--no-" + f[2:] for f in flags if f.startswith("--"))
+        parser.args.append(Arg(flags, str(dest), call.lineno, required, nargs, action, cond,
+                               group, "default" in kw))
+
+
+def _file_unknowns(tree: ast.Module) -> list:
+    """What in the module may change the command line argparse reads or its required
+    arguments: sys.argv written or read other than as parse_args(sys.argv[1:]),
+    an argument's `.required` set afterwards."""
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Attribute) and n.attr == "argv" and dotted(n) == "sys.argv":
+            out.append(n)
+        elif isinstance(n, ast.Attribute) and n.attr in ("required", "_actions") and \
+                isinstance(getattr(n, "ctx", None), ast.Store):
+            return [f"`.{n.attr}` is set at line {n.lineno}"]
+        elif isinstance(n, ast.Attribute) and n.attr in ("_actions", "_option_string_actions"):
+            return [f"the parser's `{n.attr}` is used at line {n.lineno}"]
+    if out:
+        tails = {id(s.value) for s in ast.walk(tree) if isinstance(s, ast.Subscript)
+                 and _is_argv_tail(s)}
+        rest = [n for n in out if id(n) not in tails]
+        if rest:
+            return [f"sys.argv is used at line {rest[0].lineno}"]
+    return []
+
+
+def _is_argv_tail(node: ast.expr) -> bool:
+    """`sys.argv[1:]`."""
+    return isinstance(node, ast.Subscript) and dotted(node.value) == "sys.argv" and \
+        isinstance(node.slice, ast.Slice) and node.slice.upper is None and \
+        node.slice.step is None and _const(node.slice.lower) == 1
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], ast.Eq):
+        sides = {dotted(test.left), _const(test.comparators[0]),
+                 dotted(test.comparators[0]), _const(test.left)}
+        return "__name__" in sides and "__main__" in sides
+    return False
+
+
+def _const(node: Any) -> Any:
+    return node.value if isinstance(node, ast.Constant) else None
+
+
+def _literal_bool(node: ast.expr) -> Optional[bool]:
+    v = _const(node)
+    return v if isinstance(v, bool) else None
+
+
+def read_parsers(tree: ast.Module) -> tuple:
+    """(parse calls, file-wide reasons for no claim) of an entry module."""
+    r = _Reader(tree)
+    r.read()
+    return r.calls, r.file_unknown
+
+
+# ---- judging a command line -----------------------------------------------------------
+
+@dataclass
+class Missing:
+    """A required argument no word of the command line gives."""
+    parser: Parser
+    names: tuple        # what argparse names in its message
+    lines: tuple        # the add_argument lines
+    kind: str           # option | positional | group | command
+    maybe: str = ""     # a word that might give it (an unresolved variable): a warning
+
+
+def judge(parser: Parser, words: list, unknown_words: list) -> tuple:
+    """([Missing], why no claim or '') for a parser given the words the entry receives.
+    `unknown_words` are words the doctor cannot read (an unresolved variable)."""
+    if parser.unknown:
+        return [], parser.unknown[0]
+    if parser.fromfile == "?" or parser.fromfile and any(
+            w[:1] in parser.fromfile for w in words if w):
+        return [], "arguments read from an @file"
+    head, tail = _split_dashdash(words)
+    if parser.add_help is not False and any(_is_help(w) for w in head):
+        return [], "-h/--help exits first"
+    for a in parser.args:
+        if a.action in ("version", "custom", "help") and any(_gives(a, w, parser)
+                                                               for w in head):
+            return [], f"{a.name()} (line {a.where}) is an action that may exit or set others"
+    vague = parser.extended or [f"line {a.where}" for a in parser.args if a.action == "unknown"]
+    if vague:
+        stray = [w for w in head if _looks_option(w)
+                 and not any(_gives(a, w, parser) for a in parser.args)]
+        if stray:
+            return [], (f"{stray[0]} may be an argument added where the doctor cannot "
+                        f"read ({vague[0]})")
+    if parser.abbrev is not False:
+        flags = [f for a in parser.args for f in a.flags]
+        for w in head:
+            h = w.split("=", 1)[0]
+            if h.startswith("--") and h not in flags and \
+                    sum(f.startswith(h) for f in flags) > 1:
+                return [], f"{w} is an ambiguous abbreviation (argparse stops on that first)"
+    maybe = unknown_words[0] if unknown_words else ""
+    out: list = []
+    for a in parser.args:
+        if a.flags and a.required and not a.conditional and \
+                not any(_gives(a, w, parser) for w in head):
+            out.append(Missing(parser, (a.name(),), (a.where,), "option", maybe))
+    for gid, (req, line) in parser.groups.items():
+        members = [a for a in parser.args if a.group == gid]
+        if not req or not members or any(not a.flags or a.action == "unknown" for a in members):
+            continue
+        if not any(_gives(a, w, parser) for a in members for w in head):
+            out.append(Missing(parser, tuple(a.name() for a in members), (line,), "group",
+                               maybe))
+    subs = parser.subparsers
+    pos = [a for a in parser.args if not a.flags]
+    if any(a.action == "unknown" or a.min_words() is None for a in pos):
+        return out, ""    # (options only: an unknown positional may take any word)
+    if subs is not None and (subs.unknown or subs.conditional or subs.required is None
+                             or unknown_words):
+        return [], f"the subcommands at line {subs.line} are not read"
+    supply = _supply(parser, head) + len(tail)
+    claims = [] if unknown_words else _positionals(parser, pos, supply, maybe)
+    if subs is None or claims or supply == 0:
+        return out + claims, ""
+    # argparse runs the subcommand's parser while it reads the words, before it checks
+    # its own required arguments: the subcommand's errors come first
+    if pos:
+        return [], "positionals before a subcommand"
+    cmd = _command_word(parser, head, tail)
+    if cmd is None:
+        return [], "which word is the subcommand is not known"
+    child = subs.commands.get(cmd[0])
+    if child is None:
+        return [], f"{cmd[0]} is no subcommand (argparse: invalid choice)"
+    found, why = judge(child, cmd[1], [])
+    if why or found:
+        return found, why
+    if any(_looks_option(w) and _resolve(child, w) is None
+           for w in _split_dashdash(cmd[1])[0]):
+        return [], f"the {cmd[0]} subcommand may stop on a word first"
+    return out, ""
+
+
+def _positionals(parser: Parser, pos: list, supply: int, maybe: str) -> list:
+    """The positionals (and the required subcommand) that `supply` words cannot reach:
+    argparse fills them in order."""
+    subs = parser.subparsers
+    need = sum(a.min_words() or 0 for a in pos if not a.conditional)
+    cmd_need = 1 if subs is not None and subs.required else 0
+    out: list = []
+    if supply >= need + cmd_need:
+        return out
+    left = supply
+    for a in pos:
+        m = a.min_words() or 0
+        if a.conditional:
+            continue
+        if left >= m:
+            left -= m
+        else:
+            out.append(Missing(parser, (a.name(),), (a.where,), "positional", maybe))
+            left = 0
+    if cmd_need and left < 1 and subs is not None:
+        names = subs.dest or "{" + ",".join(subs.commands) + "}"
+        out.append(Missing(parser, (names,), (subs.line,), "command", maybe))
+    return out
+
+
+def _split_dashdash(words: list) -> tuple:
+    if "--" in words:
+        i = words.index("--")
+        return words[:i], words[i + 1:]
+    return words, []
+
+
+def _is_help(w: str) -> bool:
+    if w == "-h" or w.startswith("-h") and not w.startswith("--") and len(w) > 2:
+        return True
+    head = w.split("=", 1)[0]
+    return head.startswith("--h") and "--help".startswith(head)
+
+
+def _looks_option(w: str) -> bool:
+    """Whether argparse may take the word for an option (a word with a space that names
+    no option is a positional to it, like `-` and a negative number)."""
+    return w.startswith("-") and w != "-" and not _NEGATIVE.match(w) and (
+        " " not in w or w.split("=", 1)[0].split(" ", 1)[0] == w.split("=", 1)[0])
+
+
+def _flags(parser: Parser) -> dict:
+    return {f: a for a in parser.args for f in a.flags}
+
+
+def _resolve(parser: Parser, w: str) -> Optional[Arg]:
+    """The known argument argparse surely takes the option word for: the flag itself,
+    `--flag=v`, or the one long flag it is a prefix of (allow_abbrev); else None."""
+    flags = _flags(parser)
+    if w in flags:
+        return flags[w]
+    head = w.split("=", 1)[0]
+    if "=" in w and head in flags:
+        return flags[head]
+    if not w.startswith("--") and w[:2] in flags and \
+            not any(len(f) > 2 and not f.startswith("--") for f in flags):
+        a = flags[w[:2]]   # -fVALUE: the value glued to a short flag that takes one
+        return a if a.nargs is None and a.action in ("store", "append") else None
+    if w.startswith("--") and parser.abbrev is True:
+        hits = {id(a): a for f, a in flags.items() if f.startswith(head)}
+        if len(hits) == 1 and not any(a.action == "unknown" for a in parser.args):
+            return next(iter(hits.values()))
+    return None
+
+
+def _gives(a: Arg, w: str, parser: Parser) -> bool:
+    """Whether the word `w` could be the option `a` under argparse's matching (a superset:
+    a word this says no to is surely not `a`)."""
+    if not w.startswith("-") or w == "-":
+        return False
+    flags = _flags(parser)
+    head = w.split("=", 1)[0]
+    if w in flags or head in flags:           # an exact flag is that option, no other
+        return flags.get(w, flags.get(head)) is a
+    for f in a.flags:
+        if w.startswith("--"):
+            if f.startswith(head) and parser.abbrev is not False:
+                return True                   # a prefix (allow_abbrev)
+        elif len(f) == 2 and not f.startswith("--") and f[1] in w[1:] or f.startswith(head):
+            return True                       # -fVALUE, a cluster -vf, -long prefix
+    return False
+
+
+def _values(a: Arg, w: str) -> Optional[int]:
+    """How many following words option `a` named by word `w` takes: None for all the
+    words up to the next option (nargs + and *, greedy as argparse is)."""
+    if "=" in w or not w.startswith("--") and w not in a.flags or a.nargs == 0 or \
+            a.action not in ("store", "append", "extend"):
+        return 0    # `--f=v`, a glued `-fv`, a flag that takes no value
+    if a.nargs is None:
+        return 1
+    if isinstance(a.nargs, int):
+        return a.nargs
+    if a.nargs in (ONE_OR_MORE, ZERO_OR_MORE):
+        return None
+    return -1   # '?' (0 or 1), REMAINDER, unknown: not known
+
+
+def _supply(parser: Parser, head: list) -> int:
+    """The most words before `--` that could fill positionals: those that do not look
+    like options, less the values a surely named option takes."""
+    n = 0
+    i = 0
+    while i < len(head):
+        w = head[i]
+        i += 1
+        if not _looks_option(w):
+            n += 1
+            continue
+        a = _resolve(parser, w)
+        if a is None or a.conditional:
+            continue
+        take = _values(a, w)
+        while take != 0 and take != -1 and i < len(head) and not _looks_option(head[i]):
+            i += 1
+            take = None if take is None else take - 1
+    return n
+
+
+def _command_word(parser: Parser, head: list, tail: list) -> Optional[tuple]:
+    """(the subcommand word, the words after it) when every word before it is an option
+    whose values the reading knows exactly; else None."""
+    i = 0
+    while i < len(head):
+        w = head[i]
+        i += 1
+        if not _looks_option(w):
+            return w, head[i:] + (["--"] + tail if tail else [])
+        a = _resolve(parser, w)
+        if a is None or a.conditional:
+            return None
+        take = _values(a, w)
+        if take == -1:
+            return None
+        while take != 0 and i < len(head) and not _looks_option(head[i]):
+            i += 1
+            take = None if take is None else take - 1
+    return None

@@ -1,0 +1,310 @@
+"""required-args-missing: the training step omits an argument its entry's parser requires.
+
+The doctor reads the entry's argparse parser statically (doctor/scanners/cliparse.py); the
+oracle is the real argparse: a seeded generator writes many parsers (required options,
+positionals with every nargs, store_true, mutually exclusive required groups, subparsers,
+abbreviations) and command lines, each as an entry and a job script in one tmp repo; the
+real CLI judges them all in one run, and each verdict is compared with what the real
+argparse does when that (test-made) parser parses those arguments. An error must always
+be argparse's "the following arguments are required" / "one of the arguments … is
+required" exit 2 (no false error), and the doctor must find most of them.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import random
+import shlex
+import textwrap
+
+import pytest
+
+from conftest import git_repo, result_of, run_json
+
+CHECK = "required-args-missing"
+HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n"
+
+
+def check_result(repo, *args: str) -> tuple:
+    code, doc = run_json("--static", "--repo", str(repo), "--only", CHECK, *args)
+    return code, result_of(doc, CHECK)
+
+
+def findings(result: dict) -> list:
+    return [(f["location"]["path"], f["location"]["line"],
+             f.get("severity") or result["severity"], f["message"]) for f in result["findings"]]
+
+
+def entry(body: str) -> str:
+    return "import argparse\n\n\n" + textwrap.dedent(body).lstrip()
+
+
+# ---- what a user sees ------------------------------------------------------------------
+
+TRAIN = entry('''
+    def get_args():
+        p = argparse.ArgumentParser()
+        p.add_argument("--datadir", default=None, required=True)
+        p.add_argument("--epochs", type=int, default=3)
+        return p.parse_args()
+
+
+    if __name__ == "__main__":
+        args = get_args()
+    ''')
+
+
+def test_required_option_left_out_is_an_error_with_both_lines_and_the_fix(tmp_path):
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 5\n",
+                                     "train.py": TRAIN})
+    code, result = check_result(repo)
+    assert code == 1 and result["status"] == "fail", result
+    [(path, line, severity, message)] = findings(result)
+    assert (path, line, severity) == ("job.sh", 4, "error")
+    assert "runs train.py without --datadir" in message
+    assert "required=True at train.py:6" in message and "parse_args() at train.py:8" in message
+    f = result["findings"][0]
+    assert "Pass --datadir VALUE" in f["fix"]
+    [opt] = f["fix_options"]
+    assert opt["steps"][0]["lines"] == ["srun python train.py --epochs 5 --datadir VALUE"]
+    assert f["data"]["missing"] == [["--datadir"]]
+
+
+@pytest.mark.parametrize("line,why", [
+    ("srun python train.py --datadir /d", "given"),
+    ("srun python train.py --data=/d", "a unique prefix (allow_abbrev)"),
+    ("srun python train.py --help", "--help exits first"),
+    ('srun python train.py "$@"', "the script's own arguments"),
+    ("srun python other.py", "an entry with no parser"),
+])
+def test_given_or_cannot_tell_is_silent(tmp_path, line, why):
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + line + "\n", "train.py": TRAIN,
+                                     "other.py": "print(1)\n"})
+    code, result = check_result(repo)
+    assert result["status"] in ("pass", "skip") and code == 0, (why, result)
+
+
+def test_unresolved_variable_makes_it_a_warning_naming_the_variable(tmp_path):
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py $EXTRA\n",
+                                     "train.py": TRAIN})
+    code, result = check_result(repo)
+    [(path, line, severity, message)] = findings(result)
+    assert severity == "warning" and "$EXTRA" in message, message
+
+
+@pytest.mark.parametrize("body", [
+    # added only on a path that may not run
+    '''
+    p = argparse.ArgumentParser()
+    import os
+    if os.environ.get("X"):
+        p.add_argument("--datadir", required=True)
+    p.parse_args()
+    ''',
+    # sys.argv rewritten before parsing
+    '''
+    import sys
+    sys.argv += ["--datadir", "/d"]
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", required=True)
+    p.parse_args()
+    ''',
+    # arguments from a file
+    '''
+    p = argparse.ArgumentParser(fromfile_prefix_chars="@")
+    p.add_argument("--datadir", required=True)
+    p.parse_args()
+    ''',
+    # parses another list
+    '''
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", required=True)
+    p.parse_args(["--datadir", "/d"])
+    ''',
+    # the parse runs only in a function no path calls
+    '''
+    def main():
+        p = argparse.ArgumentParser()
+        p.add_argument("--datadir", required=True)
+        p.parse_args()
+    ''',
+    # **kwargs: required or not is not readable
+    '''
+    kw = {"required": True}
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", **kw)
+    p.parse_args()
+    ''',
+    # configargparse reads config files and the environment too
+    '''
+    import configargparse
+    p = configargparse.ArgumentParser()
+    p.add_argument("--datadir", required=True)
+    p.parse_args()
+    ''',
+])
+def test_links_the_doctor_cannot_read_make_no_claim(tmp_path, body):
+    # (@args.txt: a word only the fromfile_prefix_chars parser reads as more arguments)
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 1 "
+                                     "@args.txt\n", "train.py": entry(body)})
+    code, result = check_result(repo)
+    assert not result["findings"], result
+
+
+def test_env_default_does_not_spare_a_required_option(tmp_path):
+    """argparse ignores default= of a required option: os.environ.get(...) is no fallback."""
+    body = '''
+    import os
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", default=os.environ.get("DATADIR"), required=True)
+    p.parse_known_args()
+    '''
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "export DATADIR=/d\nsrun python train.py\n",
+                                     "train.py": entry(body)})
+    _, result = check_result(repo)
+    [(_, line, severity, _)] = findings(result)
+    assert (line, severity) == (5, "error")
+    assert "required" in oracle(textwrap.dedent(body).replace("p.parse_known_args()", ""), [])
+
+
+# ---- the oracle: the real argparse on generated parsers -----------------------------------
+
+def oracle(decls: str, argv: list) -> str:
+    """'required' when the real argparse stops on a missing required argument, 'error' on
+    another parse error, 'exit0' (help), 'ok'."""
+    scope: dict = {"argparse": argparse}
+    exec(decls, scope)
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            scope["p"].parse_args(argv)
+    except SystemExit as e:
+        text = err.getvalue()
+        if e.code == 2 and ("the following arguments are required" in text
+                            or "is required" in text):
+            return "required"
+        return "error" if e.code else "exit0"
+    return "ok"
+
+
+NAMES = ["datadir", "data-path", "dataset", "config", "output", "out-dir", "lr", "level",
+         "model", "mode", "seed", "steps"]
+
+
+def generate(rng: random.Random) -> tuple:
+    """(parser source, argv) of one generated case."""
+    lines = [f"p = argparse.ArgumentParser(allow_abbrev={rng.random() < 0.8})"]
+    argv: list = []
+    names = rng.sample(NAMES, rng.randint(2, 6))
+    shorts = iter("abcdefgh")
+    pos_words: list = []
+    pos_lines: list = []
+    for i, name in enumerate(names):
+        form = rng.choice(["req", "req", "opt", "flag", "pos", "group"])
+        short = next(shorts) if rng.random() < 0.4 else None
+        flags = [f"--{name}"] + ([f"-{short}"] if short else [])
+        quoted = ", ".join(repr(f) for f in flags)
+        if form in ("req", "opt"):
+            nargs = rng.choice([None, None, "'+'", 2])
+            req = form == "req"
+            extra = f", nargs={nargs}" if nargs else ""
+            extra += ", default='x'" if rng.random() < 0.3 else ""
+            lines.append(f"p.add_argument({quoted}, required={req}{extra})")
+            if rng.random() < (0.75 if req else 0.5):
+                vals = ["v1", "v2"] if nargs == 2 else ["v1"]
+                how = rng.choice(["exact", "eq", "abbrev", "short", "glued"])
+                if how == "eq" and nargs != 2:
+                    argv.append(f"--{name}=v1")
+                elif how == "abbrev":
+                    argv += [f"--{name[:rng.randint(2, len(name))]}"] + vals
+                elif how in ("short", "glued") and short and nargs != 2:
+                    argv += [f"-{short}v1"] if how == "glued" else [f"-{short}", "v1"]
+                else:
+                    argv += [f"--{name}"] + vals
+        elif form == "flag":
+            lines.append(f"p.add_argument({quoted}, action='store_true')")
+            if rng.random() < 0.5:
+                argv.append(f"-{short}" if short and rng.random() < 0.5 else f"--{name}")
+        elif form == "pos":
+            nargs = rng.choice([None, None, "'?'", "'*'", "'+'", 2])
+            extra = f", nargs={nargs}" if nargs else ""
+            pos_lines.append(f"p.add_argument({name.replace('-', '_')!r}{extra})")
+            lines.append(pos_lines[-1])
+            want = {None: 1, "'?'": 1, "'*'": 2, "'+'": 1, 2: 2}[nargs]
+            pos_words += [f"w{i}"] * (want if rng.random() < 0.8 else rng.randint(0, want))
+        else:
+            req = rng.random() < 0.7
+            lines.append(f"g{i} = p.add_mutually_exclusive_group(required={req})")
+            lines.append(f"g{i}.add_argument({quoted})")
+            lines.append(f"g{i}.add_argument('--no-{name}-x', action='store_true')")
+            if rng.random() < 0.5:
+                argv += [f"--{name}", "v"] if rng.random() < 0.5 else [f"--no-{name}-x"]
+    if rng.random() < 0.25:
+        sub = rng.random() < 0.6
+        lines.append(f"s = p.add_subparsers(dest='cmd', required={sub})")
+        lines.append("t = s.add_parser('train')")
+        lines.append("t.add_argument('--epochs', required=True)")
+        lines.append("e = s.add_parser('eval', aliases=['ev'])")
+        lines.append("e.add_argument('ckpt')")
+        if pos_words:   # a positional before the subcommand takes its word
+            pos_words = []
+            lines = [ln for ln in lines if ln not in pos_lines]
+        if rng.random() < 0.8:
+            cmd = rng.choice(["train", "eval", "ev"])
+            tail = (["--epochs", "3"] if rng.random() < 0.6 else []) if cmd == "train" else \
+                (["c.pt"] if rng.random() < 0.6 else [])
+            return "\n".join(lines), _shuffled(rng, argv) + [cmd] + tail
+    argv = _shuffled(rng, argv)
+    if pos_words and rng.random() < 0.2:
+        argv += ["--"]
+    return "\n".join(lines), argv + pos_words
+
+
+def _shuffled(rng: random.Random, argv: list) -> list:
+    """The options in another order, each still followed by its values."""
+    groups: list = []
+    for w in argv:
+        if w.startswith("-") or not groups:
+            groups.append([w])
+        else:
+            groups[-1].append(w)
+    rng.shuffle(groups)
+    return [w for g in groups for w in g]
+
+
+def test_verdicts_agree_with_the_real_argparse_on_generated_parsers(tmp_path):
+    rng = random.Random(29)
+    files: dict = {}
+    cases: dict = {}
+    for i in range(160):
+        decls, argv = generate(rng)
+        files[f"e{i}.py"] = "import argparse\n" + decls + "\nif __name__ == '__main__':\n" \
+            "    p.parse_args()\n"
+        files[f"job{i}.sh"] = HEAD + f"srun python e{i}.py {shlex.join(argv)}\n"
+        cases[f"job{i}.sh"] = (decls, argv, oracle(decls, argv))
+    repo = git_repo(tmp_path / "r", files)
+    _, result = check_result(repo)
+    flagged = {f["location"]["path"]: f for f in result["findings"]}
+    false = [(k, cases[k]) for k in flagged if cases[k][2] != "required"]
+    assert not false, "\n\n".join(f"{k}: {c[1]} -> {c[2]}\n{c[0]}" for k, c in false)
+    truth = [k for k, c in cases.items() if c[2] == "required"]
+    found = [k for k in truth if k in flagged]
+    assert len(truth) >= 40, len(truth)            # the generator makes both kinds
+    assert len(cases) - len(truth) >= 40
+    assert len(found) >= 0.9 * len(truth), sorted(set(truth) - set(found))
+    # the finding names what argparse names (options, positional dests, commands)
+    for k in found:
+        decls, argv, _ = cases[k]
+        said = oracle_names(decls, argv)
+        missing = flagged[k]["data"]["missing"]
+        assert any(n in said for names in missing for n in names), (k, said, missing)
+
+
+def oracle_names(decls: str, argv: list) -> str:
+    scope: dict = {"argparse": argparse}
+    exec(decls, scope)
+    err = io.StringIO()
+    with contextlib.suppress(SystemExit), contextlib.redirect_stderr(err):
+        scope["p"].parse_args(argv)
+    return err.getvalue()
