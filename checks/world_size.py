@@ -79,7 +79,10 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
     Every link is shown in the message (the `#SBATCH`/srun line of each count, the
     launcher's line, the flag or config key); a value the doctor cannot know (a
     variable it cannot resolve, a count computed in code or by `$(expr …)`, a
-    launcher's default config file) makes the rule silent. Lightning's `num_nodes` and
+    launcher's default config file) makes the rule silent, and a link it cannot show (a
+    step inside an `if`/`case` branch, a count that falls back to a default where Slurm
+    sets the variable in the job, `${SLURM_NNODES:-1}`) makes the finding a warning that
+    names it. Lightning's `num_nodes` and
     `devices` against `--nodes` and `--ntasks-per-node` are slurm-gpu-mismatch's rules.
 
     ## Why it matters
@@ -95,9 +98,12 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
     --rdzv-endpoint=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1):29500 …`.
     For the parallelism, request nodes × GPUs per node that TP × PP × CP divides (or that
     dp × tp × pp equals), or change the sizes. `doctor fix --unsafe` puts
-    `srun --ntasks-per-node=1` before a batch-step launcher whose rendezvous is not on
-    localhost; it is unsafe because the launcher's other options (a fixed `--node_rank`)
-    may need changes too.
+    `srun --ntasks-per-node=1` before a batch-step torchrun whose rendezvous is dynamic
+    (`--rdzv-backend=c10d` or etcd, which assigns the node ranks) at an address the other
+    nodes reach (not localhost; the batch shell expands `$(hostname)` once, on the first
+    node); it is unsafe because the job's other steps and options may assume one
+    launcher. A static rendezvous (`--master_addr`, torch.distributed.launch's default)
+    needs a `--node_rank=$SLURM_NODEID` per node as well: no edit there.
     """
     if not job.scripts:
         raise Skip("no job script")
