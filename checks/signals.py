@@ -302,19 +302,31 @@ def _batch(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
         return
     if step_line is None or how is None:
         return      # the trap exists; where the step runs is not known
-    installed = _installed(handlers + [t for t in traps if t.action == "reset"], step_line)
     background = how == "background"
-    if installed is None and not background:
+    # the signal may come while the shell waits: in the foreground step, or in the `wait`
+    # for a background one (a trap installed between `srun … &` and `wait` is in time)
+    waits = [c.line for c in script.commands if c.line > step_line and c.argv[:1] == ["wait"]]
+    point = waits[0] if background and waits else step_line
+    resets = [t for t in traps if t.action == "reset"]
+    installed = _installed(handlers + resets, point)
+    if installed is None:
+        reset = next((t for t in reversed(resets) if t.line < point), None)
         first = handlers[0]
+        why = (f"`{reset.text}` at {reset.path}:{reset.line} resets the trap of "
+               f"{first.path}:{first.line}" if reset is not None and first.line < reset.line
+               else f"its `trap` at {first.path}:{first.line} is installed only after the "
+               f"training step at {script.rel}:{step_line}")
         yield Finding(
-            f"{head} to the batch shell (`B:`), and its `trap` at {first.path}:{first.line} "
-            f"is installed only after the training step at {script.rel}:{step_line}: while "
-            f"the step runs the shell has no handler, so SIG{w.name} ends the job, FAILED "
-            f"(0:{w.number}), with no checkpoint and no requeue",
-            location=Location(script.rel, first.line), severity=Severity.ERROR,
-            fix="Move the `trap` before the step, and run the step in the background "
+            f"{head} to the batch shell (`B:`), and {why}: while the step runs the shell has "
+            f"no handler, so SIG{w.name} ends the job, FAILED (0:{w.number}), with no "
+            "checkpoint and no requeue",
+            location=Location(script.rel, reset.line if reset is not None and
+                              first.line < reset.line else first.line),
+            severity=Severity.ERROR,
+            fix="Install the `trap` before the step, and run the step in the background "
                 "(`srun … &`, `wait $!`).",
-            options=_fix_trap(script, w, step_line, step_text), data=data)
+            options=_fix_trap(script, w, step_line, None if background else step_text),
+            data=data)
         return
     if background:
         return      # `srun … &` … `wait`: a trapped signal interrupts `wait` at once
