@@ -31,7 +31,8 @@ STATIC_IDS = {s.id for s in all_checks() if s.static}
 EXPECT: dict = {
     # Hydra groups: the script selects trainer=ddp (devices 4) and asks for 4 tasks/GPUs;
     # trainer/cpu.yaml, gpu.yaml, default.yaml are unused alternatives (was a false positive).
-    "lhtemplate_hydra": {"fail": {}, "skip": {"world-size-mismatch",
+    "lhtemplate_hydra": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-api-mismatch", "torch-compile-risk",
@@ -41,20 +42,22 @@ EXPECT: dict = {
         "fail": {"hip-alloc-conf": {("scripts/lumi/pytorch-cms-8.sh", None)},
                  # -o logs/slurm-%x-%j-%N.out: no logs/ in the repo (true, issue 29)
                  "slurm-output-dir-missing": {("scripts/lumi/pytorch-cms-8.sh", 12)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-compile-risk", "wandb-online-in-container"}},
     "cotainr_lumi_torchrun": {
         "fail": {"hip-alloc-conf": {("run_multigpu_torchrun.sh", None)}},
-        "skip": {
+        "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # 4 nodes × 8 GCDs matching the LightningCLI config, per-node MIOpen cache, wandb offline,
     # expandable segments on: nothing to report (heredoc, array, `if` block parse cleanly).
-    "lumi_docs_multinode": {"fail": {}, "skip": {"world-size-mismatch",
+    "lumi_docs_multinode": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "exit-masks-errors",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
@@ -69,7 +72,7 @@ EXPECT: dict = {
                  # --output=logs/...: no logs/; the script's own `mkdir -p logs` (line 16)
                  # runs after Slurm opened the log (true, issue 29)
                  "slurm-output-dir-missing": {("slurm/train.sbatch", 10)}},
-        "skip": {
+        "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
@@ -78,21 +81,24 @@ EXPECT: dict = {
     "juwels_booster_source": {
         "fail": {"nccl-env-deprecated": {("run.sbatch", 12),
                                          ("set_torch_distributed_vars.sh", 6)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # compile with spawn workers, devices/tasks/GPUs/CPUs all agree.
-    "cscs_alps_edf": {"fail": {}, "skip": {"world-size-mismatch",
+    "cscs_alps_edf": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-api-mismatch", "wandb-online-in-container"}},
     # --exclude='results' in a Makefile recipe also drops the tracked package kernels/results/.
     "makefile_rsync_results": {
         "fail": {"rsync-exclude-unanchored": {("Makefile", 4)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch", "slurm-output-dir-missing",  # no job script
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
@@ -101,25 +107,29 @@ EXPECT: dict = {
     # (a Makefile only: no shell script)
     # Sources the doctor cannot resolve (an array, $HOME, a Jinja template, a glob, a
     # $(git rev-parse) root) are left out with a reason, never guessed at.
-    "rsync_flags_array": {"fail": {}, "skip": {"world-size-mismatch",
+    "rsync_flags_array": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
         "slurm-gpu-mismatch", "torch-api-mismatch", "torch-compile-risk",
         "wandb-online-in-container"}},
-    "send_to_cluster_getopts": {"fail": {}, "skip": {"world-size-mismatch",
+    "send_to_cluster_getopts": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch", "slurm-output-dir-missing",  # no job script
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
-    "squad_rsync_glob": {"fail": {}, "skip": {"world-size-mismatch",
+    "squad_rsync_glob": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch", "slurm-output-dir-missing",  # no job script
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
-    "olympic_heredoc_jinja": {"fail": {}, "skip": {"world-size-mismatch",
+    "olympic_heredoc_jinja": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
@@ -131,7 +141,8 @@ EXPECT: dict = {
     "hydra_oc_env_anchors": {
         "fail": {"dataloader-option-conflict": {("configs/experiment.yaml", 4),
                                                 ("configs/experiment.yaml", 5)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
@@ -152,7 +163,8 @@ EXPECT: dict = {
         "fail": {"hip-alloc-conf": {("scripts/lumi/mitch-ish-7b.sh", None)},
                  "slurm-gpu-mismatch": {("configs/v1_5-mix-medium-mitch-ish-s3.yaml", 176)},
                  "wandb-online-in-container": {("scripts/lumi/mitch-ish-7b.sh", 47)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "prerequisite-missing", "rsync-exclude-unanchored"}},
     # Mixed LUMI (dev-g, ROCm) + Mahti (A100) scripts sourcing common.sh, which picks rocm-smi or
@@ -164,7 +176,8 @@ EXPECT: dict = {
                  # no logs/ here nor upstream (true, issue 29)
                  "slurm-output-dir-missing": {("slurm/lumi-gpu16.sh", 10),
                                               ("slurm/mahti-gpu8.sh", 10)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "exit-masks-errors",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
@@ -176,12 +189,14 @@ EXPECT: dict = {
     # upstream's run_all.sh submits without a mkdir (true, issue 29)
     "pytorch_hpc_lightningcli": {"fail": {"slurm-output-dir-missing": {
         ("examples/fit/cli_test_multi_gpu.sh", 3),
-        ("examples/fit/cli_test_multi_node_multi_gpu.sh", 3)}}, "skip": {"world-size-mismatch",
+        ("examples/fit/cli_test_multi_node_multi_gpu.sh", 3)}}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Hydra `trainer=gpu` (devices: [0], one GPU) with 1 task and 1 GPU: healthy.
-    "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {"world-size-mismatch",
+    "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
@@ -202,6 +217,7 @@ EXPECT: dict = {
     # (true; a warning since dcgmi's status is not proven). Issue 29.
     "torchtitan_srun_torchrun": {"fail": {
         "job-exit-masks-failure": {("multinode_trainer.slurm", 64)}}, "skip": {
+        "required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
@@ -212,7 +228,7 @@ EXPECT: dict = {
     # --exclusive exposes the node's GPUs is site policy, so a warning, at the launch line.
     "babylm_wilkes3_torchrun": {
         "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)}},
-        "skip": {
+        "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
@@ -225,7 +241,9 @@ EXPECT: dict = {
         "torch-compile-risk", "wandb-online-in-container"}},
     # torchrun --nproc_per_node=4 with --gres=gpu:4, loader options as argparse flags (valid on
     # torch 2.0.1): healthy; the CPU count per rank is the partition's default (unknown).
-    "vit_clouds_torchrun_flags": {"fail": {}, "skip": {
+    # scripts/jim_bash.bash runs torchrun_test.py without its required --datadir (true).
+    "vit_clouds_torchrun_flags": {"fail": {
+        "required-args-missing": {("scripts/jim_bash.bash", 9)}}, "skip": {
         "resume-checkpoint-mismatch",
         "config-not-found", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-compile-risk",
@@ -233,7 +251,8 @@ EXPECT: dict = {
     # LUMI Megatron in the ROCm 6.2.4 image, no PYTORCH_HIP_ALLOC_CONF: warning.
     "lumi_megatron_gpt9b": {
         "fail": {"hip-alloc-conf": {("debug_train.slurm", None)}},
-        "skip": {"world-size-mismatch",
+        "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "prerequisite-missing", "rsync-exclude-unanchored",
@@ -242,21 +261,22 @@ EXPECT: dict = {
     # torchrun line in a string variable after srun --export=ALL,...: healthy.
     # --output/--error=slurm_output/...: no slurm_output/ in the repo (true, issue 29)
     "nanogpt_pyxis_export": {"fail": {"slurm-output-dir-missing": {
-        ("slurm/train_2node.sbatch", 10)}}, "skip": {
+        ("slurm/train_2node.sbatch", 10)}}, "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # APPTAINERENV_* exports, code inside the image: healthy.
-    "mvmae_apptainerenv": {"fail": {}, "skip": {"world-size-mismatch",
+    "mvmae_apptainerenv": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "slurm-gpu-mismatch", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},
     # srun --nodes=4 bash script.sh -> torchrun --nproc_per_node=4 on -N 4 --gpus=16: healthy.
-    "linearspace_perlmutter_srun_bash": {"fail": {}, "skip": {
+    "linearspace_perlmutter_srun_bash": {"fail": {}, "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
@@ -265,7 +285,8 @@ EXPECT: dict = {
     # Template: inner scripts are placeholders outside the repo; nothing the static checks can see.
     # --output=./slurm_jobs/%j.out: no slurm_jobs/ in the repo (true, issue 29)
     "viscop_srun_export_all": {"fail": {"slurm-output-dir-missing": {
-        ("slurm/train_all.sbatch", 9)}}, "skip": {"world-size-mismatch",
+        ("slurm/train_all.sbatch", 9)}}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
@@ -273,7 +294,8 @@ EXPECT: dict = {
         "torch-compile-risk", "wandb-online-in-container"}},
     # srun --export=ALL,INFL_SEED=0,... with code outside the repo (the stray `done` is real but
     # no check covers it).
-    "infl_cifar_prep_export": {"fail": {}, "skip": {"world-size-mismatch",
+    "infl_cifar_prep_export": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "config-not-found", "dataloader-option-conflict",
         "exit-masks-errors", "hip-alloc-conf", "prerequisite-missing",
@@ -282,7 +304,8 @@ EXPECT: dict = {
     # Hydra ++ overrides through singularity run; resources on the sbatch command line (gpu:1,
     # devices 1). The config (named by @hydra.main) holds valid loaders: the dataloader check
     # must pass; the resource comparison may skip (no #SBATCH script).
-    "mouse_human_singularity_hydra": {"fail": {}, "skip": {"world-size-mismatch",
+    "mouse_human_singularity_hydra": {"fail": {}, "skip": {"required-args-missing",
+        "world-size-mismatch",
         "resume-checkpoint-mismatch", "slurm-output-dir-missing",  # no job script
         "collective-on-error-path", "config-not-found", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "slurm-gpu-mismatch",
@@ -296,7 +319,7 @@ EXPECT: dict = {
         "torch-compile-risk", "wandb-online-in-container"}},
     # --data.num_workers/--data.prefetch_factor overrides from ${VAR:-6}, config not in the
     # excerpt: nothing to compare; expandable segments already set. Healthy.
-    "ocean_emulator_dotted_overrides": {"fail": {}, "skip": {
+    "ocean_emulator_dotted_overrides": {"fail": {}, "skip": {"required-args-missing",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "exit-masks-errors",
         "hip-alloc-conf", "prerequisite-missing", "rsync-exclude-unanchored",
