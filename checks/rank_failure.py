@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -80,14 +81,17 @@ def pg_calls(job: Job, files: list) -> list:
     return sorted(set(out))
 
 
-def config_trainers(job: Job, step, files: list) -> list:
-    """["config (Lightning's Trainer)"] where a config the step loads instantiates a
-    Lightning Trainer (Hydra's `_target_`, LightningCLI's `class_path`): the code builds it
-    with `instantiate(cfg.trainer)`, no `Trainer(` call in sight."""
-    from doctor.job.closure import _targets   # the closure's own reading of the configs
+def config_trainers(job: Job, script: SbatchScript) -> list:
+    """["config (Lightning's Trainer)"] where a config the script's training step loads
+    (named on its command line or composed by Hydra: doctor/job/stepconfigs.py)
+    instantiates a Lightning Trainer (Hydra's `_target_`, LightningCLI's `class_path`):
+    the code builds it with `instantiate(cfg.trainer)`, no `Trainer(` call in sight."""
+    from doctor.job.closure import _read_targets   # the closure's reading of a config
+    from doctor.job.stepconfigs import step_configs
 
-    sure, _ = _targets(job, [(files[0], step)])
-    return sorted({f"{rel} (Lightning's Trainer, {t})" for t, rel in sure
+    sc = step_configs(job, script)
+    paths = [Path(p) for p, _, _ in sc.needed] + [Path(p) for ps in sc.replaces for p in ps]
+    return sorted({f"{rel} (Lightning's Trainer, {t})" for t, rel in _read_targets(job, paths)
                    if t.split(".")[0] in ("lightning", "pytorch_lightning")
                    and t.rsplit(".", 1)[-1] == "Trainer"})
 
@@ -149,7 +153,7 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
         if tasks < 2:
             continue
         files = step_files(job, step)
-        calls = (pg_calls(job, files) or config_trainers(job, step, files)) if files else []
+        calls = (pg_calls(job, files) or config_trainers(job, script)) if files else []
         if not calls:
             continue
         judged = True
