@@ -105,7 +105,9 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
     The step: the training step of each job script, launched by `srun` with more than
     one task (nodes × tasks per node), each task a Python rank (no torchrun,
     accelerate, deepspeed or mpirun between srun and Python: those launchers watch
-    their own workers), and the step's code (its entry and the repo modules it imports)
+    their own workers and share a rendezvous; on the local Slurm, a torchrun worker
+    failing before `init_process_group` on one of two nodes ended the step in 10 s
+    without `-K`), and the step's code (its entry and the repo modules it imports)
     calls `init_process_group`, `deepspeed.init_distributed`, or builds a Lightning
     `Trainer` (a `Trainer(` or `LightningCLI(` call, or a config the step loads that
     instantiates one: Hydra's `_target_`, LightningCLI's `class_path`). Slurm ends such
