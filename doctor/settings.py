@@ -49,7 +49,10 @@ NO_PROFILE = "none"  # `site: none`: no profile and no detection
 # each of its nodes
 PARTITION_FIELDS = {"MaxTime": str, "MaxNodes": int, "TotalNodes": int, "State": str,
                     "OverSubscribe": str, "GpusPerNode": int, "MaxMemPerNode": int,
-                    "RealMemory": int}
+                    "RealMemory": int,
+                    # not scontrol's: the memory of one GPU a rank sees ("64GB"; an MI250X
+                    # GCD), for gpu-memory-estimate
+                    "gpu_memory": str}
 
 
 def known_profiles() -> list:

@@ -41,7 +41,8 @@ def test_shorthand_names_the_profile(tmp_path):
     _, site, _ = site_facts(repo_with(tmp_path, "site: lumi\n"))
     assert (site["profile"], site["source"], site["name"]) == ("lumi", "settings", "LUMI")
     assert site["partitions"]["small-g"] == {"MaxTime": "3-00:00:00", "MaxNodes": 4,
-                                             "OverSubscribe": "NO", "GpusPerNode": 8}
+                                             "OverSubscribe": "NO", "GpusPerNode": 8,
+                                             "gpu_memory": "64GiB"}
     assert site["partitions"]["standard-g"]["OverSubscribe"] == "EXCLUSIVE"
     assert "/usr/lib64/libcxi.so.1" in site["gpu_libraries"]
     assert site["fabric_binds"] == ["/opt/cray/libfabric"]
