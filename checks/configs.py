@@ -2,21 +2,28 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Iterator
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.checks.entry import nearest_file
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
-from doctor.job.stepconfigs import missing_of, step_configs
+from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides
+from doctor.job.stepconfigs import _find, missing_of, step_configs
 
 
 @check("config-not-found", title="The job names a config file that does not exist",
        severity="error", tags=("config", "sbatch"), needs=("sbatch", "configs"), timeout=30)
 def config_not_found(job: Job) -> Iterator[Finding]:
-    """A step of the job names a config (`--config X`, `-c X`, a positional `*.yaml`,
-    Hydra's `--config-name` with `--config-path`, or `@hydra.main` in its entry module)
-    that is in none of the places the program would look for it.
+    """A step of the job names a config (`--config X`, `-c X`, a positional `*.yaml` or
+    `*.yml`, an option named like `--yaml`, `--cfg`, `--config-file`, `--model_config`
+    or `--deepspeed_config` whose value is a config file, Hydra's `--config-name` with
+    `--config-path`, or `@hydra.main` in its entry module) that is in none of the places
+    the program would look for it. Arguments that a wrapper script passes on to python
+    (`srun site_launch.sh train.py --cfg x.yml`, the wrapper running `python3 "$@"`)
+    are the step's arguments too.
 
     The doctor reads every step of each job script (each one runs; Hydra's configs are
     read for the training step, doctor/job/steps.py) and looks the file up the way the
@@ -41,7 +48,9 @@ def config_not_found(job: Job) -> Iterator[Finding]:
 
     ## How to fix
     Point the script at the config's real path (relative to the directory the job
-    runs in, or absolute), or add the missing file to the repo.
+    runs in, or absolute), or add the missing file to the repo. The message names the
+    repo's file of that name (or of a close name in the same directory) when there is
+    one.
     """
     if not job.scripts:
         raise Skip("no job script: nothing names a config")
@@ -54,6 +63,9 @@ def config_not_found(job: Job) -> Iterator[Finding]:
         missing = [(train, *m) for m in sc.missing] + [
             (s, *m) for s in job.steps(script) if s is not train and s.is_training
             for m in missing_of(job, s)]
+        flagged = [(s, *m) for s in job.steps(script) if s.is_training
+                   for m in _flag_configs(job, s)]
+        missing += [m for m in flagged if m not in missing]
         named += len(missing) - len(sc.missing)
         for step, written, rel, line in missing:
             if not written.endswith(CONFIG_SUFFIXES) or script_writes(step, written):
@@ -65,22 +77,68 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 continue   # its directory is not visible here (the cluster's /scratch)
             path = Path(os.path.normpath(base if os.path.isabs(base) else job.repo / base))
             made = producer(job, script, step, written, path)
+            guess = nearest_file(job, written, path) if _in_repo(job, path) else None
             yield Finding(
                 f"{rel}:{line} runs {step.entry} with the config {written}, which does not "
                 f"exist (looked in {_where(job, step)})" + (
                     f"; {made} makes it before this step, if that goes well"
-                    if made else ""),
+                    if made else f"; the repo has {guess}" if guess else ""),
                 location=Location(rel, line),
-                fix="Point the script at the config's real path, or add the file." if not made
-                else "Check that the producer writes it at this path before the job runs.",
+                fix=(f"Point the script at the config's real path (`{_from_cwd(job, step, guess)}`"
+                     " from the directory the job runs in), or add the file." if guess else
+                     "Point the script at the config's real path, or add the file.")
+                if not made else
+                "Check that the producer writes it at this path before the job runs.",
                 data={"config": written, "script": script.rel, "entry": step.entry,
-                      "producer": made},
+                      "producer": made, "suggestion": guess},
                 severity=Severity.WARNING if outside or made else None)
     if not named:
         raise Skip("no job script names a config on its command line")
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")
+# `--yaml X`, `--cfg X`, `--config-file X`, `--model_config X`, `--deepspeed_config X`:
+# an option whose name ends in config/cfg/conf/yaml/yml (then maybe _file/_path) and whose
+# value is a config file. `--config`/`-c` are read with the Hydra and LightningCLI
+# configs (stepconfigs); Hydra's `--config-path`/`--config-dir` name directories.
+_CONFIG_FLAG = re.compile(r"--(?:[A-Za-z0-9]+[-_])*(?:config|cfg|conf|yaml|yml)"
+                          r"(?:[-_](?:file|path|yaml))?")
+_NOT_FLAGS = {"--config", "--config-path", "--config-dir", "--config-name"}
+
+
+def _flag_configs(job: Job, step) -> list:
+    """(written path, script rel, line) of each config file that a step names with a
+    `--yaml`/`--cfg`/`--…config-file`-style option (`--opt X` or `--opt=X`) and the
+    doctor finds nowhere, looked up as `--config` is (stepconfigs._find: the step's
+    working directory, the entry's directory, the one repo file with that tail)."""
+    args = list(step.args)
+    cwd = Path(step.cwd) if step.cwd and os.path.isabs(step.cwd) else job.repo
+    entry = job.entry_file(step)
+    out = []
+    for i, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if not eq:
+            value = args[i + 1] if i + 1 < len(args) else ""
+        if name in _NOT_FLAGS or not _CONFIG_FLAG.fullmatch(name) or \
+                not value.endswith(CONFIG_SUFFIXES):
+            continue
+        # a shell variable in it is Unknown, as for --config (never guessed)
+        parsed: ParsedArgs = parse_overrides(["--config", value])
+        written = parsed.configs[0].path if parsed.configs else Unknown("not read")
+        if isinstance(written, Unknown) or _find(job, written, cwd, entry) is not None:
+            continue
+        out.append((written, step.script.rel, step.line))
+    return out
+
+
+def _from_cwd(job: Job, step, rel: str) -> str:
+    """A repo file's path as the step names it: relative to its working directory."""
+    cwd = step.cwd if step.cwd and os.path.isabs(step.cwd) else str(job.repo)
+    return os.path.relpath(job.repo / rel, cwd)
+
+
+def _in_repo(job: Job, p: Path) -> bool:
+    return job.rel(p) != str(p) and not job.rel(p).startswith("..")
 
 
 def _runs_outside(job: Job, step) -> bool:

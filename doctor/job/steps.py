@@ -89,6 +89,9 @@ class Step:
     container: Optional[Launcher] = None
     cwd: Optional[str] = None
     notes: list = field(default_factory=list)
+    # the `cd` whose directory the doctor could not read (`cd $WORK/code` at job.sh:5):
+    # `cwd` is then the last directory it knew, not where the step runs
+    cwd_unknown: Optional[str] = None
 
     @property
     def where(self) -> str:
@@ -171,6 +174,7 @@ class _Ctx:
     # the shells whose variables were expanded into the text being read (an unquoted
     # here-document's, `bash -c "$CMD"`'s): where a directory in it came from (_step)
     outer: tuple = ()
+    cwd_unknown: Optional[str] = None   # Step.cwd_unknown
 
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
@@ -374,6 +378,10 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             if to.resolved:   # a relative `cd` moves from the last one
                 ctx.cwd = os.path.normpath(os.path.join(ctx.cwd, to.text)) if ctx.cwd \
                     else to.text
+                if os.path.isabs(to.text):
+                    ctx.cwd_unknown = None
+            else:
+                ctx.cwd_unknown = f"`cd {unquote(cmd.words[1])}` at {script.rel}:{cmd.line}"
             _set_pwd(state, to.text if to.resolved else None, script, cmd.line)
             continue
         doc = _here_document(ctx, script, index, cmd) if any(
@@ -414,6 +422,7 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
     chain = list(ctx.chain)
     counts = dict(ctx.counts)
     container = ctx.container
+    after_wrapper = False
     while i < len(words):
         word = word_of(words[i], local)
         base = os.path.basename(word)
@@ -493,7 +502,10 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
                 return
             i += n
             continue
-        if PYTHON.match(base) or (word.endswith(".py") and _repo_file(ctx, word)):
+        if PYTHON.match(base) or (word.endswith(".py") and (
+                _repo_file(ctx, word) or after_wrapper)):
+            # (after a wrapper that runs its arguments, `site_launch.sh run.py ...` whose
+            # launcher is `python3 "$@"`, the .py word is the program, in the repo or not)
             steps.append(_step(script, line, words[i:], local, ctx, tuple(chain), counts,
                                container))
             return
@@ -516,6 +528,7 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             local = sub_state
             local.shell = state
             i += 1
+            after_wrapper = True
             continue
         return
 
@@ -854,6 +867,8 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
     step = Step(ctx.batch, script, line, chain, tuple(argv), entry, is_module,
                 tuple(word_of(a, state) for a in args), env, ctx.scripts, **_counts(counts),
                 container=container, cwd=_chdir(chain, ctx.cwd), notes=list(state.notes))
+    if ctx.cwd_unknown and (step.cwd == ctx.cwd or not os.path.isabs(step.cwd or "")):
+        step.cwd_unknown = ctx.cwd_unknown   # (an `srun --chdir=/abs` knows it again)
     if entry is not None and not is_module:
         _unknown_directory(step, state, ctx)
     return step

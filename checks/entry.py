@@ -1,0 +1,229 @@
+"""The job's step runs a Python file that does not exist."""
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+from typing import Iterator, Optional
+
+from doctor import Finding, Location, Severity, Skip, check, edits, fs
+from doctor.job.context import Job
+from doctor.job.launch import srun_container
+from doctor.job.made import producer, script_writes
+from doctor.model import Edit, FixOption, edit_steps
+
+CHECK_ID = "entry-not-found"
+
+
+@check(CHECK_ID, title="The job runs a Python file that does not exist",
+       severity="error", tags=("sbatch", "python"), needs=("sbatch",), timeout=30)
+def entry_not_found(job: Job) -> Iterator[Finding]:
+    """A step of a job script runs `python FILE.py` (under srun, torchrun, a wrapper
+    script whose launcher runs `python3 "$@"`, ...) and FILE.py is not where Python
+    will look for it: relative to the step's working directory.
+
+    The doctor reads every step of each job script as the other checks do
+    (doctor/job/steps.py: `cd`, `srun --chdir`, wrappers, inner scripts) and looks
+    the entry up the way the job's Python does, with the same resolver the import
+    and config checks use: relative to the step's working directory; where the job
+    does not `cd`, to the submit directory, which the doctor takes to be the repo
+    root or the job script's own directory (scripts are submitted from either). The
+    entry is reported only when it is in none of them. It is not judged (nothing is
+    said) where a link is unknown: a path under a variable the doctor cannot read, a
+    `cd` to such a directory, an absolute path outside the repo (the cluster's
+    checkout), a working directory or an entry directory that is not in this checkout
+    (a `git clone`, a download or another checkout makes it), or a step whose file may
+    be the container image's: pyxis (`--container-image`, it starts in the image's
+    directory), or `apptainer exec|run` with `--pwd`, `--contain(all)` or `--no-mount`
+    (without them Apptainer binds the host's working directory and starts there, so a
+    relative entry is the repo's file, and judged). A file the job writes before the
+    step (`cp`, `wget -O`, a `cat > x.py <<EOF` here-document) is not reported; one
+    another producer may make (an earlier step, the job this one waits for, a repo
+    script that writes there, a command that names it) is a warning naming it.
+
+    ## Why it matters
+    `python: can't open file '…/train.py': [Errno 2] No such file or directory`,
+    on every rank, after the whole queue wait. A script renamed or moved in a
+    refactor, a job script copied from another directory, or a stage of a pipeline
+    run under an old name are the usual causes.
+
+    ## How to fix
+    Point the step at the file's real path, relative to the directory the job runs
+    in (the message names the repo file with that name, when there is one), or add
+    the missing file. `doctor fix --unsafe` rewrites the entry on the step's line
+    to the file the message names.
+    """
+    if not job.scripts:
+        raise Skip("no job script: nothing runs a Python file")
+    if not job.repo_files({".py"}, whole=True):
+        # a repo of job scripts only: the code they run lives in another checkout
+        raise Skip("the repo holds no Python file: the job's code is in another checkout")
+    judged = 0
+    for script in job.scripts:
+        seen: set = set()
+        for step in job.steps(script):
+            if step.entry is None or step.entry_is_module:
+                continue   # (`-m pkg` may be an installed module: another check's)
+            key = (step.script.rel, step.line, step.entry, step.cwd)
+            if key in seen:
+                continue
+            seen.add(key)
+            judged += 1
+            finding = _judge(job, script, step)
+            if finding is not None:
+                yield finding
+    if not judged:
+        raise Skip("no job script runs a Python file")
+
+
+def _judge(job: Job, script, step) -> Optional[Finding]:
+    entry = step.entry
+    if not entry.endswith(".py") or re.search(r"[$`*?\[{}<>%~]", entry):
+        return None   # unresolved (`$DIR/x.py`, `~`, a `{{ template }}`), or not a script
+    if step.cwd_unknown or job.entry_file(step) is not None:
+        return None   # under a `cd` the doctor cannot read, or found
+    if srun_container(step, script) is not None or not _cwd_bound(step):
+        return None   # the image's own file, or a bind the doctor does not follow
+    bases = _bases(job, step)
+    if bases is None:
+        return None   # the working directory is outside the repo, or not in this checkout
+    # (the file Python opens, the directory it runs in, how the doctor knows that)
+    inside = [(Path(os.path.normpath(b / entry)), b, how) for b, how in bases
+              if _in_repo(job, Path(os.path.normpath(b / entry)))]
+    if not inside:
+        return None   # outside the repo from every directory it may run in
+    if not any(fs.is_dir(p.parent, job.unreadable) for p, _, _ in inside):
+        return None   # its directory is made by the job or lies in another checkout
+    if script_writes(step, entry):
+        return None   # `cp`, `wget -O`, `cat > x.py <<EOF` before the step
+    path, base, how = inside[0]
+    made = producer(job, script, step, entry, path) or _named_before(job, script, step, entry)
+    guess = nearest_file(job, entry, path)
+    suggest = os.path.relpath(job.repo / guess, base) if guess else None
+    looked = ", ".join(f"{job.rel(p)} ({h})" for p, _, h in inside)
+    msg = f"{step.where} runs {entry}, which does not exist (looked for {looked})"
+    if made:
+        msg += f"; {made} may make it before this step"
+    if guess:
+        msg += f"; the repo has {guess}"
+    fix = (f"Run `{suggest}` (the repo's file of that name, relative to "
+           f"{how.replace('from ', '')}), or add the missing file." if suggest else
+           "Point the step at the script's real path (relative to the directory the job "
+           "runs in), or add the missing file.")
+    if made:
+        fix = "Check that the producer writes it at this path before the step runs."
+    edit = _entry_edit(job, step, entry, suggest) if suggest and not made else None
+    return Finding(
+        msg, location=Location(step.script.rel, step.line), fix=fix,
+        options=(FixOption(edit_steps((edit,))),) if edit else (),
+        edits=(edit,) if edit else (),
+        data={"entry": entry, "script": step.script.rel,
+              "workdirs": [job.rel(b) for _, b, _ in inside],
+              "looked": [job.rel(p) for p, _, _ in inside], "suggestion": guess,
+              "producer": made or None},
+        severity=Severity.WARNING if made else None)
+
+
+# Apptainer/Singularity options after which the program does not start in the host's
+# working directory, bound from the host (their default): it starts elsewhere, or in
+# a directory the image holds.
+_OWN_CWD = {"--pwd", "-C", "--containall", "-c", "--contain", "--no-mount"}
+
+
+def _cwd_bound(step) -> bool:
+    """Whether the step, if in a container, runs in the host's working directory as it
+    is: `apptainer exec|run IMAGE python x.py` binds $PWD and starts there (Apptainer's
+    default), so a relative entry is the repo's file. A pyxis step starts in the image's
+    own directory (the caller rules it out)."""
+    box = step.container
+    return box is None or not any(w.split("=", 1)[0] in _OWN_CWD for w in box.argv)
+
+
+def _bases(job: Job, step) -> Optional[list]:
+    """[(directory, how it was found)] where the step may run: its `cd`/`--chdir`, else
+    the submit directory (the repo root, or the job script's own directory); None when
+    that directory is outside the repo or not in this checkout."""
+    cwd = step.cwd
+    if cwd:
+        if os.path.isabs(cwd):
+            d = [(Path(cwd), "its working directory")]
+        else:   # a relative `cd` moves from the submit directory
+            d = [(job.repo / cwd, "the submit directory's " + cwd)]
+            if step.script.path.parent != job.repo:
+                d.append((step.script.path.parent / cwd, "the job script's directory's " + cwd))
+        d = [(Path(os.path.normpath(p)), how) for p, how in d]
+        d = [(p, how) for p, how in d if _in_repo(job, p) and fs.is_dir(p, job.unreadable)]
+        return d or None
+    out = [(job.repo, "from the repo root")]
+    if step.script.path.parent != job.repo:
+        out.append((step.script.path.parent, "from the job script's directory"))
+    return out
+
+
+def _in_repo(job: Job, p: Path) -> bool:
+    return job.rel(p) != str(p) and not job.rel(p).startswith("..")
+
+
+def nearest_file(job: Job, entry: str, path: Path) -> Optional[str]:
+    """The repo file the entry most likely means: one with its name, the one sharing
+    the most trailing path parts with it and nearest to where it was looked for; else
+    a file of a close name and the same suffix in the directory it names (stage1.py for
+    stage_1.py, 350M.yml for 350m.yml). (config-not-found names it too.)"""
+    name = os.path.basename(entry)
+    want = job.rel(path).split("/")
+    hits = [r for r in job.every_rel_set() if r.rsplit("/", 1)[-1] == name]
+    if hits:
+        def score(rel: str) -> tuple:
+            parts = rel.split("/")
+            same = 0
+            while same < min(len(parts), len(want)) and parts[-1 - same] == want[-1 - same]:
+                same += 1
+            common = len(os.path.commonprefix([parts[:-1], want[:-1]]))
+            return (-same, len(parts) + len(want) - 2 * common, rel)
+        return min(hits, key=score)
+    folder = job.rel(path.parent)
+    prefix = "" if folder in (".", "") else folder + "/"
+    suffix = os.path.splitext(name)[1]
+    near = [r for r in job.every_rel_set() if r.endswith(suffix) and r.startswith(prefix)
+            and "/" not in r[len(prefix):]]
+    close = difflib.get_close_matches(name, [r[len(prefix):] for r in near], n=1, cutoff=0.8)
+    return prefix + close[0] if close else None
+
+
+def _named_before(job: Job, script, step, entry: str) -> Optional[str]:
+    """An earlier command of the job's scripts that names the file (`wget URL/x.py`,
+    `git checkout … x.py`, `python gen.py --out x.py`): it may make it. A line that
+    runs the same entry (the other branch of an `if`) makes nothing."""
+    name = os.path.basename(entry)
+    word = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w.-])")
+    runs = {(s.script.rel, s.line) for s in job.steps(script) if s.entry == entry}
+    for s in step.scripts or (step.script,):
+        for n, text in enumerate(s.text.splitlines(), 1):
+            if s is step.script and n >= step.line:
+                break
+            if (s.rel, n) in runs:
+                continue
+            code = text.split("#", 1)[0] if not text.lstrip().startswith("#SBATCH") else ""
+            if word.search(code) and not re.match(r"\s*(echo|printf)\b", code):
+                return f"the command at {s.rel}:{n} (`{code.strip()[:60]}`)"
+    return None
+
+
+def _entry_edit(job: Job, step, entry: str, new: str) -> Optional[Edit]:
+    """The step's line with the entry written as `new`, where the line holds the entry
+    once as a plain word (else nothing: the user edits it)."""
+    lines = edits.read_lines(job, step.script.rel)
+    if lines is None or not 1 <= step.line <= len(lines):
+        return None
+    word = re.compile(r"(?<![\w./$-])" + re.escape(entry) + r"(?![\w./-])")
+    for n in range(step.line, min(len(lines), step.line + 40) + 1):
+        text = lines[n - 1]
+        hits = word.findall(text)
+        if len(hits) == 1:
+            return edits.replace_line(job, step.script.rel, n,
+                                      word.sub(new, text.rstrip("\r\n")),
+                                      f"run {new} instead of {entry}", unsafe=True)
+        if hits or not text.rstrip("\r\n").endswith("\\"):
+            return None
+    return None
