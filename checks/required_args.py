@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.job.sbatch import SbatchScript
-from doctor.job.sources import tree_of
+from doctor.job.overrides import parse_overrides
+from doctor.job.closure import step_files
+from doctor.job.sources import dotted, nodes, tree_of
+from doctor.job.stepconfigs import _hydra_target, step_configs
 from doctor.model import FixOption, change
 from doctor.scanners.cliparse import Missing, judge, read_parsers
 
@@ -46,15 +50,26 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
     script's own arguments (`"$@"`, `$1`). A variable the doctor cannot resolve where
     the argument could stand makes the finding a warning that names it.
 
+    A Hydra entry (`@hydra.main`, or `-cn`/`-cp` on the command line) is judged on the
+    config Hydra composes for the step: its defaults list, group choices and the step's
+    overrides (`key=v`, `+key=v`, `group=option`). A value left `???` (OmegaConf's
+    MISSING) is an error where the step's code (the entry and the repo modules it
+    imports) reads that key (`cfg.model.lr`, `cfg["model"]["lr"]`), and a warning where
+    the doctor sees no read. No claim where the composition is not followed to its end
+    (a defaults entry it cannot find, a ConfigStore schema) or Hydra's own flags
+    (`--cfg`, `--help`, `-m`) are given.
+
     ## Why it matters
     argparse stops the program at its first line with `error: the following arguments
-    are required: --config` (exit 2) on every rank: the job fails after its whole
-    queue wait, having done nothing.
+    are required: --config` (exit 2) on every rank; OmegaConf raises
+    `MissingMandatoryValue` at the first read of a `???` key. The job fails after its
+    whole queue wait, having done nothing.
 
     ## How to fix
     Pass the argument on the step's command line in the job script (the message names
     the line and the flag), or, if the entry can run without it, give it a default and
-    drop `required=True` in the entry's parser.
+    drop `required=True` in the entry's parser. For Hydra, set the key on the command
+    line (`model.lr=3e-4`) or give it a value in the config.
     """
     if not job.scripts:
         raise Skip("no job script")
@@ -75,6 +90,11 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
         return
     entry = job.entry_file(step)
     if entry is None:
+        return
+    hydra = _hydra_findings(job, script, step, entry)
+    if hydra is not None:
+        yield None
+        yield from hydra
         return
     tree = tree_of(job, entry)
     if not isinstance(tree, ast.Module):
@@ -155,3 +175,93 @@ def _last_line(script: SbatchScript, line: int) -> Optional[tuple]:
     if re.search(r"[|;&<>#`]|\$\(", text) or text.endswith("\\"):
         return None
     return n, text
+
+
+# ---- Hydra: a `???` (MISSING) value the job's overrides never set ------------------------
+
+MISSING = "???"
+
+
+def _hydra_findings(job: Job, script: SbatchScript, step, entry) -> Optional[list]:
+    """The findings for a step whose entry composes a Hydra config (None: not Hydra).
+    Hydra composes a config with `???` left in it; OmegaConf raises MissingMandatoryValue
+    where the code reads that key: an error where the job's code reads the key as an
+    attribute or item, a warning where the doctor sees no such read."""
+    parsed = parse_overrides(list(step.args))
+    cwd = Path(step.cwd) if step.cwd and Path(step.cwd).is_absolute() else job.repo
+    if _hydra_target(job, parsed, entry, cwd) is None:
+        return None
+    if parsed.flags:
+        return []    # --cfg, --help, -m…: Hydra prints or sweeps; no claim
+    sc = step_configs(job, script)
+    if not sc.configs or sc.notes or sc.missing:
+        return []    # not composed, or something in it not followed: no claim
+    unknown = [w for w in parsed.positionals if "$" in w or "`" in w] + \
+        [o.raw for o in parsed.overrides if "$" in o.key]
+    if any(_POSITIONAL_PARAMS.match(w) for w in unknown):
+        return []    # the script's own arguments may set anything
+    cfg = sc.configs[0]
+    out = []
+    for path, mapping in cfg.mappings():
+        for key, value in mapping.items():
+            if value != MISSING or not isinstance(key, str):
+                continue
+            dotted_key = ".".join(str(p) for p in (*path, key))
+            origin = mapping.origin_of(key)
+            where = f"{job.rel(origin[0])}:{origin[1]}" if origin else \
+                f"{cfg.rel}:{cfg.line_of(mapping, key) or 1}"
+            read = _reads(job, step, [str(p) for p in (*path, key)])
+            out.append(_hydra_finding(step, cfg.rel, dotted_key, where, read, unknown))
+    return out
+
+
+def _reads(job: Job, step, parts: list) -> Optional[str]:
+    """'rel:line' of the step's code (its entry and the repo modules it imports) that
+    reads the key: its last two parts as an attribute chain, `x.model.lr`, or as items,
+    `x["model"]["lr"]` (the last part alone for a top-level key); else None."""
+    tail = parts[-2:]
+    for path in step_files(job, step):
+        tree = tree_of(job, path)
+        if tree is None:
+            continue
+        for n in nodes(tree):
+            if isinstance(n, ast.Attribute) and n.attr == tail[-1] and \
+                    isinstance(getattr(n, "ctx", None), ast.Load):
+                chain = dotted(n).split(".")
+                if len(tail) == 1 and len(chain) >= 2 or chain[-len(tail):] == tail and \
+                        len(chain) > len(tail):
+                    return f"{job.rel(path)}:{n.lineno}"
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and \
+                    n.slice.value == tail[-1] and isinstance(n.ctx, ast.Load) and (
+                        len(tail) == 1 or isinstance(n.value, ast.Subscript)
+                        and isinstance(n.value.slice, ast.Constant)
+                        and n.value.slice.value == tail[0]):
+                return f"{job.rel(path)}:{n.lineno}"
+    return None
+
+
+def _hydra_finding(step, rel: str, key: str, where: str, read: Optional[str],
+                   unknown: list) -> Finding:
+    message = (f"The step at {step.where} composes {rel} with `{key}: ???` ({where}) and no "
+               f"override sets it: ")
+    if read:
+        message += (f"{read} reads it, and OmegaConf raises MissingMandatoryValue there "
+                    f"(\"Missing mandatory value: {key}\"), after the queue wait.")
+    else:
+        message += ("OmegaConf raises MissingMandatoryValue where the code reads it (the "
+                    "doctor found no read of it in the job's code).")
+    severity = None if read and not unknown else Severity.WARNING
+    if unknown:
+        message += (f" Unless {', '.join(unknown[:3])}, which the doctor cannot resolve, "
+                    f"sets it.")
+    fix = (f"Set it on the step's command line at {step.where} ({key}=VALUE), or give it a "
+           f"value at {where}.")
+    options: tuple = ()
+    last = _last_line(step.script, step.line)
+    if last is not None:
+        options = (FixOption((change(step.script.rel, last[0], f"{last[1]} {key}=VALUE"),),
+                             title="set it in the job script"),)
+    return Finding(message, Location(step.script.rel, step.line), fix=fix,
+                   data={"config": rel, "missing": [[key]], "declared": [where],
+                         "read": read, "step": step.where, "unresolved": unknown[:5]},
+                   severity=severity, options=options)

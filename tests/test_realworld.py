@@ -31,8 +31,7 @@ STATIC_IDS = {s.id for s in all_checks() if s.static}
 EXPECT: dict = {
     # Hydra groups: the script selects trainer=ddp (devices 4) and asks for 4 tasks/GPUs;
     # trainer/cpu.yaml, gpu.yaml, default.yaml are unused alternatives (was a false positive).
-    "lhtemplate_hydra": {"fail": {}, "skip": {"required-args-missing",
-        "world-size-mismatch",
+    "lhtemplate_hydra": {"fail": {}, "skip": {"world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-api-mismatch", "torch-compile-risk",
@@ -195,8 +194,7 @@ EXPECT: dict = {
         "collective-on-error-path", "hip-alloc-conf", "prerequisite-missing",
         "rsync-exclude-unanchored", "torch-compile-risk", "wandb-online-in-container"}},
     # Hydra `trainer=gpu` (devices: [0], one GPU) with 1 task and 1 GPU: healthy.
-    "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {"required-args-missing",
-        "world-size-mismatch",
+    "adatl1_hydra_trainer_gpu": {"fail": {}, "skip": {"world-size-mismatch",
         "resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
@@ -228,8 +226,7 @@ EXPECT: dict = {
     # --exclusive exposes the node's GPUs is site policy, so a warning, at the launch line.
     "babylm_wilkes3_torchrun": {
         "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)}},
-        "skip": {"required-args-missing",
-        "resume-checkpoint-mismatch",
+        "skip": {"resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
         "torch-compile-risk", "wandb-online-in-container"}},

@@ -308,3 +308,98 @@ def oracle_names(decls: str, argv: list) -> str:
     with contextlib.suppress(SystemExit), contextlib.redirect_stderr(err):
         scope["p"].parse_args(argv)
     return err.getvalue()
+
+
+# ---- Hydra: `???` values, proven with the real Hydra compose ------------------------------
+
+HYDRA_MAIN = '''import hydra
+
+
+@hydra.main(config_path="conf", config_name="config", version_base=None)
+def main(cfg):
+    print(%s)
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def hydra_case(rng: random.Random) -> tuple:
+    """(files, overrides, keys the entry reads) of one generated Hydra job."""
+    top = {k: rng.choice(["???", "1", "x"]) for k in rng.sample(["data_dir", "seed", "name"], 2)}
+    opts = {o: {k: rng.choice(["???", "0.1", "4"]) for k in rng.sample(["lr", "width"], 2)}
+            for o in ("small", "big")}
+    self_first = rng.random() < 0.3
+    top_over = rng.random() < 0.3   # the primary config sets a model key too
+    lines = ["defaults:"] + (["  - _self_", "  - model: small"] if self_first else
+                             ["  - model: small", "  - _self_"])
+    lines += [f"{k}: {v}" for k, v in top.items()]
+    if top_over:
+        lines += ["model:", f"  lr: {rng.choice(['???', '0.5'])}"]
+    files = {"conf/config.yaml": "\n".join(lines) + "\n"}
+    for o, kv in opts.items():
+        files[f"conf/model/{o}.yaml"] = "".join(f"{k}: {v}\n" for k, v in kv.items())
+    overrides: list = []
+    if rng.random() < 0.4:
+        overrides.append("model=big")
+    for key in ["data_dir", "seed", "name", "model.lr", "model.width"]:
+        if rng.random() < 0.3:
+            form = "+" if key.split(".")[-1] not in {**top, **opts["small"]} and rng.random() < .5 \
+                else ""
+            overrides.append(f"{form}{key}=7")
+    keys = ["model.lr", "model.width"] + list(top)
+    reads = [k for k in keys if rng.random() < 0.7]
+    return files, overrides, reads
+
+
+def hydra_oracle(conf, overrides: list, reads: list) -> tuple:
+    """(missing keys, read keys that raise MissingMandatoryValue) with the real Hydra."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+    from omegaconf.errors import MissingMandatoryValue
+    try:
+        with initialize_config_dir(config_dir=str(conf), version_base=None):
+            cfg = compose(config_name="config", overrides=overrides)
+    except Exception:   # an override Hydra refuses: not this check's case
+        return None, None
+    raising = []
+    for k in reads:
+        try:
+            OmegaConf.select(cfg, k, throw_on_missing=True)
+        except MissingMandatoryValue:
+            raising.append(k)
+    return set(OmegaConf.missing_keys(cfg)), set(raising)
+
+
+def test_hydra_missing_values_agree_with_the_real_hydra_compose(tmp_path):
+    rng = random.Random(2929)
+    files: dict = {}
+    cases: dict = {}
+    for i in range(40):
+        case_files, overrides, reads = hydra_case(rng)
+        d = f"j{i}"
+        for name, text in case_files.items():
+            files[f"{d}/{name}"] = text
+        files[f"{d}/train.py"] = HYDRA_MAIN % (", ".join(f"cfg.{k}" for k in reads) or "1")
+        files[f"{d}/job.sh"] = HEAD + f"cd {d}\nsrun python train.py {shlex.join(overrides)}\n"
+        cases[f"{d}/job.sh"] = (overrides, reads)
+    repo = git_repo(tmp_path / "r", files)
+    _, result = check_result(repo)
+    assert result["status"] != "error", result["reason"]
+    said: dict = {}
+    for f in result["findings"]:
+        sev = f.get("severity") or result["severity"]
+        said.setdefault(f["location"]["path"], {})[f["data"]["missing"][0][0]] = sev
+    compared = 0
+    for job, (overrides, reads) in cases.items():
+        missing, raising = hydra_oracle(repo / job.split("/")[0] / "conf", overrides, reads)
+        if missing is None:
+            continue
+        compared += 1
+        got = said.get(job, {})
+        assert set(got) == missing, (job, overrides, got, missing)
+        # an error exactly where the code reads the key and compose+read raises
+        assert {k for k, s in got.items() if s == "error"} == raising, (job, got, raising)
+    assert compared >= 30
+    assert sum(bool(v) for v in said.values()) >= 10
