@@ -78,7 +78,8 @@ def pg_calls(job: Job, files: list) -> list:
                 out.append(f"{rel}:{n.lineno} ({last})")
             elif last in ("Trainer", "LightningCLI") and lightning:
                 out.append(f"{rel}:{n.lineno} (Lightning's {last})")
-    return sorted(set(out))
+    order = {job.rel(p): i for i, p in enumerate(files)}   # the entry first, then its imports
+    return sorted(set(out), key=lambda c: (order.get(c.split(":")[0], len(order)), c))
 
 
 def config_trainers(job: Job, script: SbatchScript) -> list:
@@ -118,7 +119,9 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
     fd-limit-too-low uses: the doctor runs in the job, or the job's `--partition`,
     `--clusters` or the settings tie it here); a warning when the cluster's setting is
     not known (`--static`, another cluster's job). Not reported: `-K`/`-K1`, a single
-    task, a step whose code is not in the repo or starts no process group.
+    task, a step whose code is not in the repo or starts no process group. An entry
+    under a directory variable the doctor cannot read (`${MEGATRON_CODE_DIR}/pretrain_gpt.py`)
+    is read as the repo's file of that name, where there is one: a warning at most.
 
     ## Why it matters
     Without `-K`, Slurm lets the other tasks of the step run on when one exits with an
@@ -154,7 +157,9 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
         tasks = nodes * per
         if tasks < 2:
             continue
-        files = step_files(job, step)
+        files, guess = step_files(job, step), None
+        if not files:
+            files, guess = _guessed_files(job, step)
         calls = (pg_calls(job, files) or config_trainers(job, script)) if files else []
         if not calls:
             continue
@@ -163,7 +168,7 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
         env = step.env.get("SLURM_KILL_BAD_EXIT")
         if said is True or (said is None and env is not None and str(env.value) == "1"):
             continue
-        found = _finding(job, script, step, srun, tasks, calls, said, env)
+        found = _finding(job, script, step, srun, tasks, calls, said, env, guess)
         if found is not None:
             yield found
     if not judged:
@@ -171,8 +176,22 @@ def rank_failure_hangs_job(job: Job) -> Iterator[Finding]:
                    "group in the repo's code")
 
 
+def _guessed_files(job: Job, step) -> tuple:
+    """([Path], the entry as written) for a step whose entry is `$DIR/x.py` with DIR a
+    variable the doctor cannot read, taken as the repo's x.py where there is one (the
+    closure's guess: `${MEGATRON_CODE_DIR}/pretrain_gpt.py`); ([], None) otherwise."""
+    from doctor.job.closure import _closure, _guessed   # the closure's own guess
+
+    rel = _guessed(job, step)
+    if rel is None:
+        return [], None
+    files = job.memo(("rank-failure-guessed", rel, step.cwd),
+                     lambda: _closure(job, [(job.repo / rel, step)]))
+    return files, f"{step.entry} (read as this checkout's {rel})"
+
+
 def _finding(job: Job, script: SbatchScript, step, srun, tasks: int, calls: list,
-             said: Optional[bool], env) -> Optional[Finding]:
+             said: Optional[bool], env, guess: Optional[str] = None) -> Optional[Finding]:
     where = f"{srun.path}:{srun.line}"
     count = f"{tasks} tasks ({step.nodes.value or 1} node(s) × {step.tasks_per_node.value} " \
             "per node)"
@@ -193,6 +212,9 @@ def _finding(job: Job, script: SbatchScript, step, srun, tasks: int, calls: list
             "no Slurm answered here" if cluster is None else \
             f"this cluster's is {cluster}, but {other}"
         how = f"and the job's cluster's KillOnBadExit is not known ({why}; Slurm's default is 0)"
+    if guess is not None:     # the link from the step to this code is a guess
+        sev = Severity.WARNING
+        how += f"; the entry is {guess}, if that directory is this checkout"
     first = calls[0] + (f" and {len(calls) - 1} more" if len(calls) > 1 else "")
     msg = (f"the srun step at {where} runs {count}, each a rank of the process group "
            f"started at {first}, with {off}, {how}: when one rank fails before it joins the "

@@ -32,6 +32,8 @@ CASES = {
     "deepspeed_init": ("srun python ds.py\n", (4, "warning")),
     "lightning_cli": ("srun python cli.py fit\n", (4, "warning")),
     "hydra_trainer": ("srun python hydra_train.py trainer=ddp\n", (4, "warning")),
+    # the entry under a directory variable: the repo's train.py, a guess (a warning at most)
+    "guessed": ("srun -K0 python ${CODE_DIR}/train.py\n", (4, "warning")),
     # not this case
     "k": ("srun -K python train.py\n", None),
     "k_long": ("srun --kill-on-bad-exit=1 python train.py\n", None),
@@ -83,6 +85,8 @@ def test_static_each_form_is_found_at_its_srun_line(repo):
     assert "Lightning's Trainer, lightning.pytorch.trainer.Trainer" in \
         found["hydra_trainer.sbatch"]["message"]
     assert "cli.py:3 (Lightning's LightningCLI)" in found["lightning_cli.sbatch"]["message"]
+    assert "the entry is ${CODE_DIR}/train.py (read as this checkout's train.py), if that " \
+        "directory is this checkout" in found["guessed.sbatch"]["message"]
 
 
 def test_a_repo_without_such_a_step_skips(tmp_path):
