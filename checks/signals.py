@@ -158,7 +158,8 @@ def signal_without_handler(job: Job) -> Iterator[Finding]:
     the batch shell only, `lead` seconds before the time limit. Errors: no `trap … USR1`
     in the batch script or the repo files it sources (bash's default action for USR1,
     USR2, TERM, HUP, INT is to exit: the job ends at once, FAILED with exit code 0:10, no
-    checkpoint, no requeue); a trap installed only after the training step; a trap
+    checkpoint, no requeue); a trap installed only after the training step, or reset
+    (`trap - USR1`) before it (for a step in the background: before its `wait`); a trap
     installed before a training step that runs in the foreground (`srun python train.py`
     without `&`): bash runs a trap only when the foreground command returns, so the
     handler runs when the step ends, which under a time limit is when Slurm kills the
