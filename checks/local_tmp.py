@@ -127,9 +127,13 @@ def _risk(job: Job, script: SbatchScript) -> Optional[Risk]:
         if minutes is None or minutes > DAY_MINUTES:
             why.append(f"a time limit over a day, {script.where(t)}")
     nodes = job.nodes(script)
+    n = script.get("nodes")
     if nodes and nodes > 1:
-        n = script.get("nodes")
         why.append(f"{nodes} nodes, {script.where(n)}" if n is not None else f"{nodes} nodes")
+    else:   # a count the steps know (srun -N, an `sbatch <<EOF` batch script's own lines)
+        counts = [s.nodes for s in job.steps(script) if (s.nodes.value or 0) > 1]
+        if counts:
+            why.append(f"{counts[0].value} nodes ({counts[0].source})")
     return Risk(why) if why else None
 
 

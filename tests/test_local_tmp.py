@@ -31,6 +31,8 @@ CASES = {
                   (3, "error")),
     "slurm_tmpdir": ("#SBATCH --requeue\nsrun python3 train.py --load $SLURM_TMPDIR/ck\n",
                      (3, "error")),
+    "heredoc_nodes": ("sbatch <<EOF\n#!/bin/bash\n#SBATCH --nodes=4\n"
+                      "srun python3 train.py --save /tmp/ck\nEOF\n", (5, "error")),
     "minutes_over_a_day": ("#SBATCH --time=2000\nsrun python3 train.py --output_dir /tmp/o\n",
                            (3, "error")),
     # a key of the config the step reads (reported at the key's line)
