@@ -64,6 +64,14 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
       `--nnodes=1:4` whose minimum the job reaches, a script that starts the other
       nodes' launches itself (one launch per node, or ssh/pdsh/mpirun: then a warning),
       and a count the doctor cannot resolve (`$NNODES`) are not errors.
+    - **DeepSpeed.** The deepspeed launcher in the batch step of a multi-node job starts
+      the ranks on its hostfile's hosts itself (pdsh): with no `--hostfile` (DeepSpeed
+      then reads /job/hostfile) it runs on the first node only, or with `--num_nodes N>1`
+      stops ('Num nodes is >1 but no extra nodes available via hostfile',
+      deepspeed/launcher/runner.py); a hostfile committed in the checkout that gives
+      another number of hosts (after `--num_nodes`) than the job's nodes names hosts Slurm
+      does not choose. Warnings (the cluster may hold /job/hostfile); a hostfile the job
+      script writes (`… > hostfile`) is its own nodes.
     - **Megatron-LM.** `--tensor-model-parallel-size × --pipeline-model-parallel-size ×
       --context-parallel-size` must divide the world size, and so must
       `--expert-tensor-parallel-size × --expert-model-parallel-size ×
@@ -112,6 +120,10 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
         steps = job.steps(script)
         judged = job.step(script)
         for step in steps:
+            ds = step.launcher("deepspeed")
+            if ds is not None:
+                seen_launcher = True
+                yield from _deepspeed_rule(job, script, step, ds)
             launcher = _launcher(step)
             if launcher is None:
                 continue
@@ -121,7 +133,7 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
             seen_parallel = True
             yield from _parallel_rules(job, script, judged)
     if not seen_launcher and not seen_parallel:
-        raise Skip("no torchrun/accelerate launcher and no parallelism (Megatron flags, "
+        raise Skip("no torchrun/accelerate/deepspeed launcher and no parallelism (Megatron flags, "
                    "nanotron parallelism) in the job's steps")
 
 
@@ -412,6 +424,67 @@ def _srun_edit(job: Job, launcher: Any) -> Any:
     new = body[:m.end(1)] + "srun --ntasks-per-node=1 " + body[m.end(1):]
     return edits.replace_line(job, launcher.path, launcher.line, new,
                               "start the launcher once per node with srun", unsafe=True)
+
+
+def _deepspeed_rule(job: Job, script: Any, step: Any, launcher: Any) -> Iterator[Finding]:
+    """The deepspeed launcher in the batch step of a multi-node job starts the ranks on
+    the hosts of its hostfile itself (pdsh/ssh): without one (`--hostfile`, else
+    /job/hostfile) it runs on the first node only, and with `--num_nodes N>1` it stops
+    ('Num nodes is >1 but no extra nodes available via hostfile', deepspeed/launcher/
+    runner.py). Warnings: the cluster may hold /job/hostfile, and a hostfile in the
+    checkout names hosts Slurm does not choose."""
+    batch = step.batch
+    if step.launcher("srun") or step.launcher("mpirun") or batch is None or \
+            not batch.directives:
+        return
+    alloc, n = batch.get("nodes"), batch.number("nodes")
+    argv = launcher.argv
+    if alloc is None or not n or n < 2 or \
+            _option(argv, ("--launcher",)) not in (None, "pdsh") or \
+            any(w in ("--no_ssh", "--no-ssh") for w in argv):
+        return
+    lwhere = f"{launcher.path}:{launcher.line}"
+    raw = _option(argv, ("--num_nodes", "--num-nodes"))
+    hostfile = _option(argv, ("--hostfile", "-H"))
+    data = {"script": script.rel, "launcher": "deepspeed", "launcher_line": lwhere,
+            "nodes": n, "num_nodes": raw, "hostfile": hostfile, "rule": "deepspeed"}
+    where = Location(launcher.path, launcher.line)
+    fix = ("Write the job's hosts to a hostfile before the launch (`scontrol show hostnames "
+           "$SLURM_JOB_NODELIST | sed 's/$/ slots=<GPUs per node>/' > hostfile`) and pass "
+           "`--hostfile hostfile --num_nodes $SLURM_NNODES`, or start one launcher per node "
+           "with srun (torchrun).")
+    if hostfile is None:
+        if any(s is not None and "/job/hostfile" in s.text for s in step.scripts):
+            return   # the job writes DeepSpeed's default hostfile
+        what = (f"with --num_nodes {raw} it stops at once ('Num nodes is >1 but no extra "
+                "nodes available via hostfile')" if raw and raw.isdigit() and int(raw) > 1
+                else "it runs on the first node only, the others stay idle")
+        yield Finding(
+            f"deepspeed at {lwhere} runs in the batch step of a {n}-node job "
+            f"({batch.where(alloc)}) with no --hostfile: DeepSpeed then reads /job/hostfile, "
+            f"and where there is none {what}", location=where, fix=fix,
+            severity=Severity.WARNING, data=dict(data, unknown="/job/hostfile on the cluster"))
+        return
+    written = re.compile(r"(>>?|\btee(\s+-a)?)\s*[\"']?" + re.escape(hostfile) + r"\b")
+    if any(s is not None and written.search(s.text) for s in step.scripts):
+        return   # the job writes it (`scontrol show hostnames … > hostfile`): its own nodes
+    path = _find(job, step, hostfile) if "$" not in hostfile else None
+    if path is None:
+        return   # not in the checkout: written elsewhere, not known here
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return
+    hosts = [ln.split()[0] for ln in text.splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    used = min(len(hosts), int(raw)) if raw and raw.isdigit() and int(raw) > 0 else len(hosts)
+    if used != n:
+        yield Finding(
+            f"deepspeed at {lwhere} starts ranks on {used} host(s) of {job.rel(path)} "
+            f"({', '.join(hosts[:3])}{', …' if len(hosts) > 3 else ''}) but the job has {n} "
+            f"node(s) ({batch.where(alloc)}): a fixed hostfile names hosts Slurm does not "
+            "choose", location=where, fix=fix, severity=Severity.WARNING,
+            data=dict(data, hosts=len(hosts), used=used))
 
 
 # ---- the world size and the parallelism ----------------------------------------------

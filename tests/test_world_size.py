@@ -244,4 +244,27 @@ def test_no_job_script_or_no_launcher_skips(tmp_path):
                                      "job.sbatch": "#!/bin/bash\n#SBATCH -N 1\nsrun python "
                                                    "train.py\n"})
     res = _result(repo)
-    assert res["status"] == "skip" and "no torchrun/accelerate launcher" in res["reason"]
+    assert res["status"] == "skip" and "no torchrun/accelerate/deepspeed launcher" in res["reason"]
+
+
+def test_deepspeed_in_the_batch_step_needs_a_hostfile_of_the_jobs_nodes(tmp_path):
+    repo = git_repo(tmp_path / "r", {
+        "train.py": "import torch\n",
+        "hostfile": "node-a slots=8\nnode-b slots=8\nnode-c slots=8\n",
+        "none.sbatch": HEAD + "deepspeed --num_nodes 2 --num_gpus 4 train.py --deepspeed\n",
+        "static.sbatch": HEAD + "deepspeed --hostfile hostfile train.py\n",
+        # the job writes its own nodes to the hostfile it passes: silent, even though a
+        # stale copy is committed
+        "made_hosts": "old-node slots=4\n",
+        "made.sbatch": HEAD + "scontrol show hostnames $SLURM_JOB_NODELIST | sed 's/$/ slots=4/'"
+                       " > made_hosts\ndeepspeed --hostfile made_hosts --num_nodes $SLURM_NNODES "
+                       "train.py\n",
+        "one.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\ndeepspeed train.py\n",
+        "srun.sbatch": HEAD + "srun deepspeed --num_gpus 4 train.py\n"})
+    found = _by_file(_result(repo))
+    assert {p: f["severity"] for p, f in found.items()} == {
+        "none.sbatch": "warning", "static.sbatch": "warning"}, found
+    assert "Num nodes is >1 but no extra nodes available via hostfile" in \
+        found["none.sbatch"]["message"]
+    assert "starts ranks on 3 host(s) of hostfile (node-a, node-b, node-c) but the job has 2 " \
+           "node(s) (static.sbatch:2 (#SBATCH --nodes=2))" in found["static.sbatch"]["message"]
