@@ -356,12 +356,14 @@ def code_handlers(job: Job, files: list, name: str) -> tuple:
     rels = {job.rel(p) for p in files}
     found: list = []
     unknown: list = []
-    for path, tree in trees_mentioning(job, b"signal", b"Trainer", b"submitit"):
+    for path, tree in trees_mentioning(job, b"signal", b"Trainer", b"LightningCLI",
+                                       b"submitit"):
         rel = job.rel(path)
         if rel not in rels:
             continue
         lightning = False
         envs: list = []
+        trainers: list = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 mods = [a.name for a in node.names] if isinstance(node, ast.Import) else \
@@ -374,16 +376,20 @@ def code_handlers(job: Job, files: list, name: str) -> tuple:
                 continue
             fn = dotted(node.func)
             last = fn.rsplit(".", 1)[-1]
-            if node.args and (fn.endswith("signal.signal") or fn == "signal"
-                              or last == "add_signal_handler"):
+            if node.args and last in ("signal", "add_signal_handler"):
+                # signal.signal(SIG, h), `import signal as s; s.signal(...)`, `from signal
+                # import signal`, loop.add_signal_handler(SIG, h)
                 got = _signal_of(node.args[0])
                 where = f"{rel}:{node.lineno}"
                 if got == name:
                     found.append(where)
-                elif got is None:
+                elif got is None and (fn.endswith("signal.signal") or fn == "signal"
+                                      or last == "add_signal_handler"):
                     unknown.append(f"{where} (a handler for a signal the doctor cannot read)")
             elif last == "SLURMEnvironment":
                 envs.append(node)
+            elif last in ("Trainer", "LightningCLI"):
+                trainers.append(node)
         for node in envs:
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             auto = kw.get("auto_requeue")
@@ -394,14 +400,15 @@ def code_handlers(job: Job, files: list, name: str) -> tuple:
                 found.append(f"{rel}:{node.lineno} (Lightning's SLURMEnvironment)")
             elif sig is None:
                 unknown.append(f"{rel}:{node.lineno} (SLURMEnvironment's requeue_signal)")
-        if lightning and not envs and name == "USR1" and b"Trainer(" in path.read_bytes():
-            found.append(f"{rel} (Lightning's Trainer requeues on SIGUSR1 under Slurm)")
+        if lightning and trainers and not envs and name == "USR1":
+            found.append(f"{rel}:{trainers[0].lineno} (Lightning's Trainer requeues on SIGUSR1 "
+                         "under Slurm)")
     return found, unknown
 
 
 def _signal_of(node: ast.AST) -> Optional[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return BY_NUMBER.get(node.value, "?")
+    if isinstance(node, ast.Constant):     # a number, or no signal at all ("name")
+        return BY_NUMBER.get(node.value, "?") if isinstance(node.value, int) else "?"
     text = dotted(node)
     last = text.rsplit(".", 1)[-1] if text else ""
     if last.startswith("SIG") and last.isupper():

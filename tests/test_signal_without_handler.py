@@ -58,6 +58,7 @@ CASES = {
     "steps_no_handler": ("#SBATCH --signal=USR1@90\nsrun python train.py\n", (4, "warning")),
     "steps_handler": ("#SBATCH --signal=USR1@90\nsrun python handled.py\n", None),
     "steps_lightning": ("#SBATCH --signal=SIGUSR1@90\nsrun python lit.py\n", None),
+    "steps_blinker": ("#SBATCH --signal=USR2@90\nsrun python blinker_only.py\n", (4, "warning")),
     "steps_lightning_hup": ("#SBATCH --signal=USR1@90\nsrun python lit_hup.py\n",
                             (4, "warning")),
     "batch_step": ("#SBATCH --signal=USR1@90\npython handled.py\n", (4, "warning")),
@@ -65,8 +66,10 @@ CASES = {
 
 CODE = {
     "train.py": "import time\ntime.sleep(1)\n",
-    "handled.py": "import signal\nimport sys\n\n\ndef save(signum, frame):\n    sys.exit(0)\n\n\n"
-                  "signal.signal(signal.SIGUSR1, save)\n",
+    "handled.py": "import signal as sg\nimport sys\n\n\ndef save(signum, frame):\n"
+                  "    sys.exit(0)\n\n\nsg.signal(sg.SIGUSR1, save)\n",
+    # a `signal` of another library (blinker) is no handler
+    "blinker_only.py": "from blinker import signal\n\nstarted = signal('started')\n",
     "lit.py": "import lightning as L\n\ntrainer = L.Trainer(devices=1)\n",
     "lit_hup.py": "import signal\nimport lightning as L\n"
                   "from lightning.pytorch.plugins.environments import SLURMEnvironment\n\n"
