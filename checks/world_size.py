@@ -63,7 +63,8 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
       it on hangs the same way; N smaller leaves nodes out (a warning). An elastic
       `--nnodes=1:4` whose minimum the job reaches, a script that starts the other
       nodes' launches itself (one launch per node, or ssh/pdsh/mpirun: then a warning),
-      and a count the doctor cannot resolve (`$NNODES`) are not errors.
+      a job script that another job script runs under srun (`srun bash inner.sh`), and
+      a count the doctor cannot resolve (`$NNODES`) are not errors.
     - **DeepSpeed.** The deepspeed launcher in the batch step of a multi-node job starts
       the ranks on its hostfile's hosts itself (pdsh): with no `--hostfile` (DeepSpeed
       then reads /job/hostfile) it runs on the first node only, or with `--num_nodes N>1`
@@ -240,7 +241,7 @@ def _nodes_rule(job: Job, script: Any, step: Any, steps: list, launcher: Any) ->
         return
     lo, hi = span
     if in_batch:
-        if lo <= 1:
+        if lo <= 1 or script.rel in _run_under_srun(job):
             return
         # the script may start the other nodes' launchers itself: one launch per node
         # (`torchrun --nnodes 2 --node-rank 0 … &` and `--node-rank 1 … &`), or remote
@@ -312,6 +313,19 @@ _FIX = ("Start the launcher once per node with srun, its node count from Slurm a
         "--rdzv-endpoint=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1):29500 …` "
         "(accelerate: `srun --ntasks-per-node=1 accelerate launch --num_machines=$SLURM_NNODES "
         "--machine_rank=$SLURM_NODEID --main_process_ip=<first node> …`).")
+
+
+def _run_under_srun(job: Job) -> set:
+    """The job scripts that another job script runs under srun/mpirun (`srun bash
+    inner.sh`): their own #SBATCH lines do not make their launcher a batch step."""
+    def compute() -> set:
+        out: set = set()
+        for s in job.scripts:
+            for st in job.steps(s):
+                if st.launcher("srun") or st.launcher("mpirun"):
+                    out |= {x.rel for x in st.scripts[1:] if x is not None and x.rel != s.rel}
+        return out
+    return job.memo("world_size_run_under_srun", compute)
 
 
 def _name(launcher: Any) -> str:

@@ -268,3 +268,14 @@ def test_deepspeed_in_the_batch_step_needs_a_hostfile_of_the_jobs_nodes(tmp_path
         found["none.sbatch"]["message"]
     assert "starts ranks on 3 host(s) of hostfile (node-a, node-b, node-c) but the job has 2 " \
            "node(s) (static.sbatch:2 (#SBATCH --nodes=2))" in found["static.sbatch"]["message"]
+
+
+def test_a_job_script_that_another_runs_under_srun_is_not_a_batch_step(tmp_path):
+    # inner.sh keeps #SBATCH lines of its own, but outer.sbatch runs it once per node
+    inner = HEAD + f"torchrun --nnodes=2 --nproc_per_node=4 {RDZV} train.py\n"
+    repo = git_repo(tmp_path / "r", {
+        "train.py": "import torch\n", "inner.sh": inner,
+        "outer.sbatch": HEAD + "srun --ntasks-per-node=1 bash inner.sh\n"})
+    assert _result(repo)["status"] == "pass"
+    alone = git_repo(tmp_path / "alone", {"train.py": "import torch\n", "inner.sh": inner})
+    assert [f["location"]["line"] for f in _result(alone)["findings"]] == [5]
