@@ -73,6 +73,10 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
       another number of hosts (after `--num_nodes`) than the job's nodes names hosts Slurm
       does not choose. Warnings (the cluster may hold /job/hostfile); a hostfile the job
       script writes (`… > hostfile`) is its own nodes.
+    - **accelerate's config.** `num_processes ÷ num_machines` in the `--config_file`
+      against the GPUs the job requests per node (more: ranks share a GPU or fail at
+      `torch.cuda.set_device`; fewer: GPUs idle), a warning; the same count on the
+      command line is slurm-gpu-mismatch's.
     - **Megatron-LM.** `--tensor-model-parallel-size × --pipeline-model-parallel-size ×
       --context-parallel-size` must divide the world size, and so must
       `--expert-tensor-parallel-size × --expert-model-parallel-size ×
@@ -130,6 +134,8 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
                 continue
             seen_launcher = True
             yield from _nodes_rule(job, script, step, steps, launcher)
+            if launcher.kind == "accelerate":
+                yield from _accelerate_gpus(job, script, step, launcher)
         if judged.is_training and _has_parallelism(job, script, judged):
             seen_parallel = True
             yield from _parallel_rules(job, script, judged)
@@ -438,6 +444,44 @@ def _srun_edit(job: Job, launcher: Any) -> Any:
     new = body[:m.end(1)] + "srun --ntasks-per-node=1 " + body[m.end(1):]
     return edits.replace_line(job, launcher.path, launcher.line, new,
                               "start the launcher once per node with srun", unsafe=True)
+
+
+def _accelerate_gpus(job: Job, script: Any, step: Any, launcher: Any) -> Iterator[Finding]:
+    """accelerate's config file's num_processes ÷ num_machines processes per node against
+    the GPUs the job requests per node (slurm-gpu-mismatch judges the same count when it
+    is on the command line). More processes than GPUs: ranks share a GPU, or fail at
+    `torch.cuda.set_device` where Slurm hides the other GPUs; fewer: GPUs stay idle."""
+    argv = launcher.argv
+    if _option(argv, ("--num_processes", "--num-processes")) is not None:
+        return
+    rel, data = _accelerate_config(job, step, launcher)
+    total = data.get("num_processes") if data else None
+    if not isinstance(total, int) or isinstance(total, bool) or total < 1:
+        return
+    raw = _option(argv, ("--num_machines", "--num-machines"))
+    machines = data.get("num_machines", 1) if raw is None else (int(raw) if raw.isdigit()
+                                                                  else None)
+    gpus = step.gpus_per_node
+    if not isinstance(machines, int) or machines < 1 or gpus.value is None or \
+            str(data.get("distributed_type", "")).upper() in ("NO", "XLA", "TPU"):
+        return
+    per = total // machines
+    line = data.line_of("num_processes") if isinstance(data, LineDict) else None
+    loc = Location(rel, line or None)
+    if per == gpus.value:
+        return
+    more = per > gpus.value
+    yield Finding(
+        f"num_processes: {total} in {rel} over {machines} machine(s) starts {per} process(es) "
+        f"per node, but the job requests {gpus.value} GPU(s) per node ({gpus.source}): "
+        + ("ranks share a GPU, or fail at torch.cuda.set_device where Slurm hides the "
+           "node's other GPUs" if more else f"{gpus.value - per} GPU(s) per node stay idle"),
+        location=loc, severity=Severity.WARNING,
+        fix=f"Set `num_processes: {gpus.value * machines}` in {rel}, or request "
+            f"`--gpus-per-node={per}`.",
+        data={"script": script.rel, "config": rel, "num_processes": total,
+              "num_machines": machines, "gpus_per_node": gpus.value,
+              "rule": "accelerate_gpus"})
 
 
 def _deepspeed_rule(job: Job, script: Any, step: Any, launcher: Any) -> Iterator[Finding]:

@@ -279,3 +279,23 @@ def test_a_job_script_that_another_runs_under_srun_is_not_a_batch_step(tmp_path)
     assert _result(repo)["status"] == "pass"
     alone = git_repo(tmp_path / "alone", {"train.py": "import torch\n", "inner.sh": inner})
     assert [f["location"]["line"] for f in _result(alone)["findings"]] == [5]
+
+
+def test_accelerate_config_processes_against_the_gpus_per_node(tmp_path):
+    cfg = "distributed_type: MULTI_GPU\nnum_machines: 1\nnum_processes: {n}\n"
+    repo = git_repo(tmp_path / "r", {
+        "train.py": "import torch\n",
+        "eight.yaml": cfg.format(n=8), "four.yaml": cfg.format(n=4),
+        "one.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+                      "accelerate launch --config_file eight.yaml train.py\n",
+        "ok.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+                     "accelerate launch --config_file four.yaml train.py\n",
+        # the command line's --num_processes wins over the config: slurm-gpu-mismatch's
+        "cli.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=4\n"
+                      "accelerate launch --config_file eight.yaml --num_processes 4 train.py\n"})
+    res = _result(repo)
+    assert [f["location"]["path"] for f in res["findings"]] == ["eight.yaml"], res
+    f = res["findings"][0]
+    assert (f["severity"], f["location"]["line"]) == ("warning", 3)
+    assert "starts 8 process(es) per node, but the job requests 4 GPU(s) per node " \
+           "(one.sbatch:3 (#SBATCH --gpus-per-node=4))" in f["message"]
