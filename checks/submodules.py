@@ -182,9 +182,17 @@ def _uses(job: Job, links: list) -> dict:
                     for sub in subs:
                         # a root inside the submodule says nothing: which modules it
                         # holds is unknown (`import torch` with it on PYTHONPATH)
-                        if _under(target, sub) and not _under(base, sub):
-                            add(sub, Link(f"`{shown}` at {rel}:{line}", Location(rel, line),
-                                          True))
+                        if not _under(target, sub) or _under(base, sub):
+                            continue
+                        # an empty directory that is itself the top-level name is a
+                        # namespace package that an installed package of the name wins
+                        # over: proven only inside a package of the repo (ltr.external.X)
+                        top = posixpath.normpath(posixpath.join(
+                            base, module.split(".")[0])) == sub
+                        add(sub, Link(f"`{shown}` at {rel}:{line}" + (
+                            " (unless a package of that name is installed: an empty "
+                            "directory does not hide it)" if top else ""),
+                            Location(rel, line), not top))
     return {k: list({(lk.what): lk for lk in v}.values()) for k, v in out.items()}
 
 

@@ -137,3 +137,27 @@ def test_gitlinks_the_job_does_not_use_are_silent_and_pythonpath_only_warns(tmp_
     assert (f["severity"], f["location"]["line"]) == ("warning", 4)
     assert "puts third_party/megatron on PYTHONPATH" in f["message"]
     assert "no import the doctor can tie to it" in f["message"]
+
+
+def test_a_top_level_module_an_installed_package_may_provide_is_a_warning(tmp_path):
+    # an empty `json/` at the root does not hide the installed json (an empty directory is
+    # a namespace package, and a regular package of the name wins): python agrees
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\nsrun python train.py\n")
+    (repo / "train.py").write_text("import json\nimport vendored.tool\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    for link in ("json", "vendored"):
+        _git(repo, "update-index", "--add", "--cacheinfo",
+             f"160000,070a7950db6a945e30e8e3296204a1e975f131e8,{link}")
+    _git(repo, "commit", "-qm", "import")
+    (repo / "json").mkdir()
+    (repo / "vendored").mkdir()
+    assert _python(repo, "import json; print(json.dumps(1))").returncode == 0
+    assert "ModuleNotFoundError" in _python(repo, "import vendored.tool").stderr
+    _, res = _run(repo)
+    got = {f["data"]["submodule"]: f["severity"] for f in res["findings"]}
+    assert got == {"json": "warning", "vendored": "warning"}
+    by = {f["data"]["submodule"]: f for f in res["findings"]}
+    assert "unless a package of that name is installed" in by["json"]["message"]
