@@ -67,8 +67,9 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
     A job is at risk when it is requeued (`#SBATCH --requeue`: a preempted or failed
     node puts it back in the queue, and it restarts on other nodes), runs for more
     than a day (`--time` over 24 h: long jobs are the ones that get preempted, and
-    nothing of /tmp survives the job), or spans several nodes (`--nodes` > 1: rank 0's
-    /tmp is not the other nodes'). Its output, checkpoint and resume paths are read
+    nothing of /tmp survives the job), or spans several nodes (`--nodes` > 1, or the
+    node count of a step or of an `sbatch <<EOF` batch script: rank 0's /tmp is not the
+    other nodes'). Its output, checkpoint and resume paths are read
     where the job sets them: the training step's options and `key=value` overrides
     (`--save`, `--load`, `--output_dir`, `--checkpoint_dir`, `--save_dir`,
     `trainer.default_root_dir=` ...), the keys of the configs the step reads, and the

@@ -53,7 +53,9 @@ def submodule_missing(job: Job) -> Iterator[Finding]:
     empty here, or when no `.gitmodules` entry exists (this checkout may have the
     files, but a clone made for the job has none, and nothing can fetch them). A job
     that only puts the submodule on PYTHONPATH or sys.path, with no import the doctor
-    can tie to it, is a warning.
+    can tie to it, is a warning; so is an import whose top-level name is the submodule's
+    directory itself (`import apex` with an empty `apex/`): Python takes an empty
+    directory as a namespace package only when no installed package has the name.
 
     ## Why it matters
     Python imports a module from an empty directory as an empty namespace package, or
