@@ -9,7 +9,6 @@ from doctor.model import Pass
 from doctor.smoke.data import DataPlan, classify, data_facts, run_data_smoke
 
 DEFAULT_TIMEOUT_S = 60.0
-DEFAULT_BATCHES = 4
 DEFAULT_RANKS = 2     # when no job script says how many ranks a node runs
 MAX_RANKS = 16        # each rank is a process with its workers on this one node
 MARGIN_S = 20.0       # the runner's deadline: the smoke's own, plus stopping and collecting
@@ -80,9 +79,10 @@ def plan_for(job: Job) -> tuple:
     nofile, nofile_from = _nofile(job)
     shm, shm_from = _shm(job)
     plan = DataPlan(repo=job.repo, spec=str(job.data), ranks=ranks,
-                    batches=int(s.get("data_batches") or DEFAULT_BATCHES),
+                    batches=s.get("data_batches") or None,
                     timeout_s=float(s.get("data_timeout_s") or DEFAULT_TIMEOUT_S),
-                    nofile=nofile, shm_bytes=shm, env=_script_env(job))
+                    nofile=nofile, shm_bytes=shm, env=_script_env(job),
+                    private_shm=s.get("data_private_shm", True) is not False)
     return plan, {"ranks_from": ranks_from, "fd_limit_from": nofile_from, "shm_from": shm_from}
 
 
@@ -143,7 +143,7 @@ def data_smoke(job: Job) -> Iterator[Finding]:
         raise Skip("torch is not installed in this environment (the data smoke runs it in "
                    "child processes with this Python)")
     plan, sources = plan_for(job)
-    job.say(f"data-smoke: {plan.ranks} rank(s), {plan.batches} batches, {plan.spec}")
+    job.say(f"data-smoke: {plan.ranks} rank(s), {plan.spec}")
     run = run_data_smoke(plan, on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))
     facts = data_facts(run)
     facts.update(sources)
@@ -166,8 +166,13 @@ def data_smoke(job: Job) -> Iterator[Finding]:
                       severity=Severity.WARNING if f.warning else None)
     if not found:
         r = facts["ranks"][0] if facts["ranks"] else {}
+        shm = facts.get("shm_bytes")
         raise Pass(f"{plan.ranks} rank(s) × {facts.get('num_workers')} worker(s) loaded "
-                   f"{r.get('batches')} batches each (first batch {r.get('first_batch_s')}s)")
+                   f"{r.get('batches')} batches each (first batch {r.get('first_batch_s')}s) "
+                   f"with {facts.get('fd_limit')} open files"
+                   + (f" and {shm / MIB:.0f} MiB of /dev/shm"
+                      + ("" if facts.get("shm_private") else " (this node's, measured)")
+                      if shm else ""))
 
 
 def _location(job: Job, frame) -> Optional[Location]:

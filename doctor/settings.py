@@ -32,7 +32,8 @@ SCHEMA: dict = {
               "world_size": int, "backend": str,
               # the data smoke (checks/data_smoke.py)
               "data": str, "data_batches": int, "data_ranks": int,
-              "data_timeout_s": (int, float), "data_shm_mib": int},
+              "data_timeout_s": (int, float), "data_shm_mib": int,
+              "data_private_shm": bool},
     "waivers": list,
     # glob → the check ids or tags accepted in the files it matches (doctor/suppress.py)
     "per-file-ignores": dict,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +41,12 @@ CUDA_TEXT = ("torch not compiled with cuda", "cannot re-initialize cuda in forke
              "found no nvidia driver", "cuda driver initialization failed",
              "cuda error: initialization error", "no cuda gpus are available",
              "cuda call failed lazily", "hip error: initialization error")
+# The ranks' TMPDIR holds the sockets multiprocessing binds to pass a worker's descriptors
+# (resource_sharer's listener-XXXXXXXX under pymp-XXXXXXXX/): a Unix socket's path has at most
+# 107 bytes, and past it every batch is lost and the loader hangs. A temp dir too deep for
+# that gives the ranks a short one of their own in /tmp instead (removed with the run dir).
+MAX_TMP_PATH = 107 - len("/pymp-xxxxxxxx/listener-xxxxxxxx") - 8
+SHORT_TMP = "/tmp"
 WORKER_RE = re.compile(r"in DataLoader worker process (\d+)")
 TB_FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<func>.*)$')
 
@@ -49,11 +56,12 @@ class DataPlan:
     repo: Path
     spec: str                       # MOD:FACTORY
     ranks: int = 2
-    batches: int = 4
+    batches: Optional[int] = None   # None: enough to fill every worker's prefetch twice
     timeout_s: float = 60.0
     nofile: Optional[int] = None    # the job's soft RLIMIT_NOFILE; None: this node's
     shm_bytes: Optional[int] = None  # the compute node's /dev/shm; None: this node's, as is
     env: dict = field(default_factory=dict)   # what the job's script exports to its ranks
+    private_shm: bool = True         # False: this node's /dev/shm, measured
     python: str = sys.executable
     world_size: int = 1              # Launcher's: one node process
 
@@ -97,13 +105,17 @@ class DataLauncher(Launcher):
     def __init__(self, plan: DataPlan):
         super().__init__(plan, port=1)   # type: ignore[arg-type]
         self.data_plan = plan
+        self.tmp: Optional[Path] = None
 
     def start(self) -> None:
         with self._lock:
             if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the data smoke was cancelled")
             self.dir = Path(tempfile.mkdtemp(prefix="doctor-data-smoke-"))
-            (self.dir / "tmp").mkdir()
+            self.tmp = self.dir / "tmp"
+            self.tmp.mkdir()
+            if len(str(self.tmp)) > MAX_TMP_PATH:   # see MAX_TMP_PATH
+                self.tmp = Path(tempfile.mkdtemp(prefix="doctor-dds-", dir=SHORT_TMP))
             self.started_at = time.time()
             plan = self.data_plan
             env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
@@ -111,13 +123,15 @@ class DataLauncher(Launcher):
             env.update({
                 "PYTHONPATH": os.pathsep.join(rank_path(plan.repo, env)),
                 "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-                "TMPDIR": str(self.dir / "tmp"),
+                "TMPDIR": str(self.tmp),
                 P.ENV_DIR: str(self.dir), P.ENV_PARENT: str(os.getpid()),
                 P.ENV_DEADLINE: repr(self.started_at + plan.timeout_s),
                 N.ENV_SPEC: plan.spec, N.ENV_RANKS: str(plan.ranks),
-                N.ENV_BATCHES: str(plan.batches),
+                N.ENV_BATCHES: str(plan.batches or ""),
                 N.ENV_NOFILE: "" if plan.nofile is None else str(plan.nofile),
-                N.ENV_SHM: "" if not plan.shm_bytes else str(plan.shm_bytes)})
+                N.ENV_SHM: "" if not plan.shm_bytes else str(plan.shm_bytes),
+                N.ENV_NO_NAMESPACE: "" if plan.private_shm else
+                "smoke.data_private_shm is false in the settings"})
             env.setdefault("OMP_NUM_THREADS", "1")
             out = open(self.dir / "node.out", "wb")
             try:
@@ -128,6 +142,12 @@ class DataLauncher(Launcher):
                     stderr=subprocess.STDOUT, start_new_session=True))
             finally:
                 out.close()
+
+    def cleanup(self) -> None:
+        super().cleanup()
+        if self.tmp is not None and self.tmp.parent != self.dir:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self.tmp = None
 
     def collect_data(self) -> tuple:
         d = self.dir
@@ -455,7 +475,8 @@ def data_facts(run: DataRun) -> dict:
     imp = run.node_event("import") or {}
     peak = max([e.get("bytes", 0) for e in run.node if e.get("event") == "shm_peak"] + [0])
     return {"factory": run.plan.spec, "ranks_per_node": run.plan.ranks,
-            "batches": run.plan.batches, "timeout_s": run.plan.timeout_s,
+            "batches": loader.get("batches") or run.plan.batches,
+            "timeout_s": run.plan.timeout_s,
             "num_workers": loader.get("num_workers"),
             "prefetch_factor": loader.get("prefetch_factor"),
             "start_method": loader.get("start_method"),

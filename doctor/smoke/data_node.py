@@ -31,11 +31,14 @@ ENV_RANKS = "DOCTOR_DATA_RANKS"        # ranks on this node
 ENV_BATCHES = "DOCTOR_DATA_BATCHES"    # batches per rank
 ENV_NOFILE = "DOCTOR_DATA_NOFILE"      # the job's soft RLIMIT_NOFILE, empty: the node's
 ENV_SHM = "DOCTOR_DATA_SHM"            # bytes of the compute node's /dev/shm, empty: leave it
+ENV_NO_NAMESPACE = "DOCTOR_DATA_NO_NAMESPACE"   # why not (smoke.data_private_shm: false)
 CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 SHM = "/dev/shm"
 SAMPLE_S = 0.05
 DUMP_WAIT_S = 0.5    # for the workers' stack dumps after SIGUSR1
+MAX_AUTO_BATCHES = 128
+SETTLE_S = 3.0       # after the first batch: a training step's time for the prefetch to fill
 
 
 def node_events(run_dir: Any) -> Path:
@@ -98,6 +101,25 @@ def private_shm(size: int) -> Optional[str]:
     return None
 
 
+def try_private_shm(size: int) -> Optional[str]:
+    """private_shm in a forked child first: a namespace half made (a user namespace the
+    user could not be mapped into) must not be where the ranks run. None when it works."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        why = private_shm(size)
+        os.write(w, (why or "").encode()[:4000])
+        os._exit(0 if why is None else 1)
+    os.close(w)
+    with os.fdopen(r, "rb") as fh:
+        why = fh.read().decode(errors="replace")
+    status = os.waitpid(pid, 0)[1]
+    if os.waitstatus_to_exitcode(status) == 0:
+        return private_shm(size)
+    return why or "the namespace probe failed"
+
+
 def shm_used_private() -> int:
     st = os.statvfs(SHM)
     return (st.f_blocks - st.f_bfree) * st.f_frsize
@@ -158,7 +180,8 @@ def main() -> int:
     size = int(os.environ.get(ENV_SHM) or 0)
     private = None
     if size:
-        why = private_shm(size)
+        no_ns = os.environ.get(ENV_NO_NAMESPACE)
+        why = no_ns or try_private_shm(size)
         private = why is None
         emit("shm", private=private, size=size, reason=why)
     nofile = os.environ.get(ENV_NOFILE, "")
@@ -292,6 +315,20 @@ def tensors(obj: Any, depth: int = 0) -> list:
     return []
 
 
+def settle(it: Any, deadline: float) -> None:
+    """Wait, as a training step does, until the workers have delivered every batch the
+    loader asked for (num_workers x prefetch_factor in flight), at most SETTLE_S."""
+    queue = getattr(it, "_data_queue", None)
+    end = min(time.time() + SETTLE_S, deadline - 3.0)
+    while queue is not None and time.time() < end:
+        try:
+            if queue.qsize() >= getattr(it, "_tasks_outstanding", 0):
+                return
+        except (NotImplementedError, OSError):
+            return
+        time.sleep(SAMPLE_S)
+
+
 def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     out = os.open(Path(run_dir) / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(out, 1)   # the rank's and its workers' output, apart from the other ranks'
@@ -360,13 +397,18 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     ctx = loader.multiprocessing_context
     method = ctx.get_start_method() if ctx is not None else \
         torch.multiprocessing.get_start_method(allow_none=True) or "fork"
-    emit("loader", num_workers=loader.num_workers, prefetch_factor=loader.prefetch_factor,
+    # By default, enough batches for every worker to fill its prefetch twice: the steady
+    # state of a job, where the most batches (and their descriptors, their /dev/shm) are
+    # in flight at once, is not reached by the first few.
+    batches = int(os.environ.get(ENV_BATCHES) or 0) or min(
+        MAX_AUTO_BATCHES, max(4, 2 * loader.num_workers * (loader.prefetch_factor or 0)))
+    emit("loader", batches=batches, num_workers=loader.num_workers,
+         prefetch_factor=loader.prefetch_factor,
          batch_size=loader.batch_size, start_method=method if loader.num_workers else None,
          persistent_workers=loader.persistent_workers, pin_memory=loader.pin_memory,
          sharing_strategy=torch.multiprocessing.get_sharing_strategy())
     if loader.num_workers:
         loader.worker_init_fn = WorkerInit(loader.worker_init_fn, run_dir, rank)
-    batches = int(os.environ.get(ENV_BATCHES) or 4)
     state["phase"] = "iterate"
     try:
         t = time.time()
@@ -384,6 +426,8 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
             cuda = sum(1 for x in tensors(batch) if x.is_cuda)
             emit("batch", n=n, seconds=time.time() - t, fds=fd_count(), cuda_tensors=cuda)
             del batch
+            if n == 1:
+                settle(it, deadline)
         workers = worker_states(it)
         del it
         state["it"] = None
