@@ -14,7 +14,8 @@ from doctor.job.closure import step_files
 from doctor.job.sources import dotted, nodes, tree_of
 from doctor.job.stepconfigs import _hydra_target, step_configs
 from doctor.model import FixOption, change
-from doctor.scanners.cliparse import Missing, judge, read_parsers
+from doctor.scanners.cliparse import (Missing, ParseCall, judge, judge_click, read_click,
+                                      read_parsers)
 
 # Words that stand for the script's own arguments: they come from the submit line
 # (`sbatch job.sh --config x`), which the doctor does not see: no claim, no warning.
@@ -50,6 +51,12 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
     script's own arguments (`"$@"`, `$1`). A variable the doctor cannot resolve where
     the argument could stand makes the finding a warning that names it.
 
+    A click entry (`@click.command()` function the module runs, `main()`) is judged the
+    same way: an option with `required=True`, an argument (unless `nargs=-1` or
+    `required=False`); no claim for groups, `default=`, `envvar=`, `prompt=`, a required
+    flag (click versions differ), shared option decorators, a word that is no option of
+    the command (click stops on it first).
+
     A Hydra entry (`@hydra.main`, or `-cn`/`-cp` on the command line) is judged on the
     config Hydra composes for the step: its defaults list, group choices and the step's
     overrides (`key=v`, `+key=v`, `group=option`). A value left `???` (OmegaConf's
@@ -61,7 +68,8 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
 
     ## Why it matters
     argparse stops the program at its first line with `error: the following arguments
-    are required: --config` (exit 2) on every rank; OmegaConf raises
+    are required: --config` (exit 2) on every rank, click with `Error: Missing option
+    '--config'` (exit 2); OmegaConf raises
     `MissingMandatoryValue` at the first read of a `???` key. The job fails after its
     whole queue wait, having done nothing.
 
@@ -101,7 +109,8 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
         return
     calls, file_unknown = job.memo(("cliparse", str(entry)), lambda: read_parsers(tree))
     calls = [c for c in calls if not c.conditional and not c.why]
-    if not calls or file_unknown:
+    clicks = job.memo(("cliparse-click", str(entry)), lambda: read_click(tree))
+    if not (calls or clicks) or file_unknown:
         return
     yield None   # a parser judged
     words, unknown = [], []
@@ -114,8 +123,9 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
             words.append(w)
     rel = job.rel(entry)
     seen: set = set()
-    for call in calls:
-        missing, why = judge(call.parser, words, unknown)
+    for call in [*calls, *(ParseCall(p, line, "click", False) for p, line in clicks)]:
+        missing, why = (judge_click if call.method == "click" else judge)(
+            call.parser, words, unknown)
         # a function that builds the parser, called twice, is one parser to the user
         key = tuple(ln for m in missing for ln in m.lines)
         if why or not missing or key in seen:
@@ -134,10 +144,12 @@ def _finding(job: Job, step, rel: str, call, missing: list, unknown: list) -> Fi
     decl = "; ".join(f"{' | '.join(m.names)}: {kinds[m.kind]} at {rel}:{m.lines[0]}"
                      for m in missing)
     sub = f" (its `{first.parser.name}` subcommand)" if first.parser.name else ""
+    stops = (f"its click command, run at {rel}:{call.line}, stops every rank at start with "
+             f"\"Error: Missing option/argument\" (exit 2)" if call.method == "click" else
+             f"its {call.method}() at {rel}:{call.line} stops every rank at start with "
+             f"\"error: the following arguments are required\" (exit 2)")
     message = (f"The step at {step.where} runs {rel}{sub} without {said} ({decl}): "
-               f"its {call.method}() at {rel}:{call.line} stops every rank at start with "
-               f"\"error: the following arguments are required\" (exit 2), after the "
-               f"queue wait.")
+               f"{stops}, after the queue wait.")
     severity = None
     if unknown:
         severity = Severity.WARNING

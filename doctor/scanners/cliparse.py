@@ -680,3 +680,202 @@ def _command_word(parser: Parser, head: list, tail: list) -> Optional[tuple]:
             i += 1
             take = None if take is None else take - 1
     return None
+
+
+# ---- click ----------------------------------------------------------------------------
+
+def read_click(tree: ast.Module) -> list:
+    """[(Parser, line of the call that runs it)] for each `@click.command` function the
+    module runs where Python runs it (`main()` at module level or under `if __name__ ==
+    "__main__":`, with no arguments). Groups, shared option decorators, `cls=`, envvar,
+    prompts and context settings other than help_option_names make the parser unknown."""
+    clicks = {"click"}
+    direct: dict = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Import):
+            clicks |= {a.asname for a in n.names if a.name == "click" and a.asname}
+        elif isinstance(n, ast.ImportFrom) and n.module == "click":
+            direct.update({a.asname or a.name: a.name for a in n.names})
+
+    def name_of(node: ast.expr) -> str:
+        d = dotted(node.func if isinstance(node, ast.Call) else node)
+        head, _, attr = d.rpartition(".")
+        if head in clicks:
+            return attr
+        return direct.get(d, "") if not head else ""
+
+    commands: dict = {}
+    for fdef in tree.body:
+        if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        kinds = [name_of(d) for d in fdef.decorator_list]
+        if "command" not in kinds and "group" not in kinds:
+            continue
+        commands[fdef.name] = _click_parser(fdef, kinds)
+    out: list = []
+    for st in _run_statements(tree.body):
+        call = st.value if isinstance(st, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
+                call.func.id in commands:
+            p = commands[call.func.id]
+            if call.args or any(k.arg not in ("obj", "prog_name") for k in call.keywords):
+                p.unknown.append(f"{call.func.id}(…) at line {call.lineno} passes arguments")
+            out.append((p, call.lineno))
+    return out
+
+
+def _run_statements(body: list) -> list:
+    """The module's statements that always run as the entry: its top level and the body
+    of `if __name__ == "__main__":`."""
+    out: list = []
+    for st in body:
+        if isinstance(st, ast.If) and _is_main_guard(st.test):
+            out += st.body
+        else:
+            out.append(st)
+    return out
+
+
+def _click_parser(fdef: Any, kinds: list) -> Parser:
+    p = Parser(fdef.lineno, kind="click", abbrev=False)
+    if "group" in kinds:
+        p.unknown.append(f"a click group at line {fdef.lineno}")
+    params = []
+    for d, kind in zip(fdef.decorator_list, kinds):
+        if kind in ("command", "group"):
+            kw = {k.arg: k.value for k in d.keywords} if isinstance(d, ast.Call) else {}
+            if "cls" in kw or None in kw:
+                p.unknown.append(f"click.command(cls=/**…) at line {d.lineno}")
+            ctx = kw.get("context_settings")
+            if ctx is not None:
+                names = _help_names(ctx)
+                if names is None:
+                    p.unknown.append(f"context_settings at line {d.lineno}")
+                else:
+                    p.args.append(Arg(tuple(names), "help", d.lineno, False, 0, "help"))
+            continue
+        if kind in ("pass_context", "pass_obj"):
+            continue
+        if kind in ("version_option", "help_option"):
+            # an eager option that prints and exits: its flags are known
+            flags = tuple(c for a in getattr(d, "args", []) if isinstance(c := _const(a), str)
+                          and c.startswith("-")) or ("--version" if kind == "version_option"
+                                                     else "--help",)
+            p.args.append(Arg(flags, kind, d.lineno, False, 0, "version"))
+            continue
+        if kind not in ("option", "argument") or not isinstance(d, ast.Call):
+            p.unknown.append(f"decorator at line {d.lineno}")
+            continue
+        params.append(_click_param(p, d, kind))
+    # decorators apply bottom-up; click lists them top-down, as written
+    p.args += params
+    if not any(a.dest == "help" for a in p.args):
+        p.args.append(Arg(("--help",), "help", fdef.lineno, False, 0, "help"))
+    return p
+
+
+def _help_names(ctx: ast.expr) -> Optional[list]:
+    """help_option_names of a literal context_settings={...}/dict(...) with no other key."""
+    if isinstance(ctx, ast.Dict):
+        items = dict(zip([_const(k) for k in ctx.keys], ctx.values))
+    elif isinstance(ctx, ast.Call) and dotted(ctx.func) == "dict" and not ctx.args:
+        items = {k.arg: k.value for k in ctx.keywords}
+    else:
+        return None
+    if set(items) != {"help_option_names"} or not isinstance(
+            items["help_option_names"], (ast.List, ast.Tuple)):
+        return None
+    names = [_const(e) for e in items["help_option_names"].elts]
+    return names if all(isinstance(n, str) for n in names) else None
+
+
+def _click_param(p: Parser, d: ast.Call, kind: str) -> Arg:
+    kw = {k.arg: k.value for k in d.keywords}
+    decls = [_const(a) for a in d.args]
+    if None in kw or any(not isinstance(x, str) for x in decls) or not decls:
+        return Arg((), "?", d.lineno, None, "unknown", "unknown", True)
+    try:
+        nargs = ast.literal_eval(kw["nargs"]) if "nargs" in kw else 1   # (-1: a UnaryOp)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        nargs = "unknown"
+    if not isinstance(nargs, int) or isinstance(nargs, bool):
+        nargs = "unknown"
+    if isinstance(kw.get("type"), (ast.Tuple, ast.List)) or \
+            dotted(kw.get("type", ast.Constant(None))).endswith("Tuple"):
+        nargs = "unknown"    # a tuple type sets nargs
+    # a value that may come from elsewhere than the command line (click checks for a
+    # missing value after the default, the environment and a prompt): no claim
+    elsewhere = any(k in kw for k in ("envvar", "prompt", "cls", "default", "is_eager",
+                                      "expose_value", "show_envvar"))
+    if kind == "argument":
+        req = _literal_bool(kw["required"]) if "required" in kw else nargs != -1
+        dest = decls[0]
+        return Arg((), dest.upper(), d.lineno, None if elsewhere else req,
+                   (ONE_OR_MORE if req else ZERO_OR_MORE) if nargs == -1 else nargs)
+    flags = tuple(x.split("/")[0] for x in decls if x.startswith("-"))
+    flags += tuple(x.split("/")[1] for x in decls if x.startswith("-") and "/" in x)
+    flag = any(k in kw for k in ("is_flag", "count", "flag_value")) or any("/" in x for x in decls)
+    req = _literal_bool(kw["required"]) if "required" in kw else False
+    if flag and req:
+        req = None    # a required flag: click versions disagree whether its default counts
+    return Arg(flags, flags[0] if flags else "?", d.lineno, None if elsewhere else req,
+               0 if flag else nargs, "store_true" if flag else "store")
+
+
+def judge_click(parser: Parser, words: list, unknown_words: list) -> tuple:
+    """([Missing], why no claim or '') for a click command given the entry's words."""
+    if parser.unknown:
+        return [], parser.unknown[0]
+    if any(a.action == "unknown" for a in parser.args):
+        return [], "a click parameter the doctor cannot read"
+    head, tail = _split_dashdash(words)
+    flags = _flags(parser)
+    supply = len(tail)
+    given: set = set()
+    i = 0
+    while i < len(head):
+        w = head[i]
+        i += 1
+        if not (w.startswith("-") and len(w) > 1):
+            supply += 1
+            continue
+        name = w.split("=", 1)[0] if w.startswith("--") else w
+        a = flags.get(name)
+        if a is None and not w.startswith("--") and w[:2] in flags:
+            a = flags[w[:2]]
+            if a.nargs == 0:   # a cluster of short flags: each must be one
+                if not all(f"-{c}" in flags and flags[f"-{c}"].nargs == 0 for c in w[1:]):
+                    return [], f"{w}: click may stop on it first"
+                given |= {id(flags[f"-{c}"]) for c in w[1:]}
+                continue
+            given.add(id(a))    # -xVALUE
+            continue
+        if a is None:
+            return [], f"{w} is no option of the command (click stops on it first)"
+        if a.action in ("help", "version"):
+            return [], f"{w} prints and exits"
+        given.add(id(a))
+        if "=" not in w and isinstance(a.nargs, int):
+            i += a.nargs      # click takes the next words as the value, whatever they are
+        elif "=" not in w:
+            return [], f"{w}: how many words it takes is not known"
+    maybe = unknown_words[0] if unknown_words else ""
+    out = [Missing(parser, (a.name(),), (a.where,), "option", maybe) for a in parser.args
+           if a.flags and a.required and id(a) not in given]
+    if not unknown_words:
+        pos = [a for a in parser.args if not a.flags]
+        if any(a.required is None or a.min_words() is None for a in pos):
+            return out, ""
+        need = sum(a.min_words() or 0 for a in pos if a.required)
+        if supply < need:
+            left = supply
+            for a in pos:
+                m = a.min_words() or 0
+                if not a.required:
+                    continue
+                if left >= m:
+                    left -= m
+                else:
+                    out.append(Missing(parser, (a.dest,), (a.where,), "positional", maybe))
+                    left = 0
+    return out, ""
