@@ -295,7 +295,7 @@ def _batch(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
             f"`trap … {w.name}`{more}: bash's default action for SIG{w.name} is to exit, so "
             f"the job ends {w.lead} s early, FAILED (exit code 0:{w.number}), with no "
             "checkpoint and no requeue",
-            location=Location(script.rel, w.directive.line or 1), severity=sev,
+            location=Location(script.rel, w.directive.line or None), severity=sev,
             fix=f"Install a handler before the step and run the step in the background: "
                 f"`trap '<save/requeue>' {w.name}`, `srun … &`, `wait $!`; or drop `B:` and "
                 "handle the signal in the training code.",
@@ -427,7 +427,7 @@ def _steps(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
             f"{head} to the job's steps (no `B:`), but the training at {step.where} runs in "
             "the batch step, without srun, and Slurm does not signal the batch step then: "
             "the training never gets the signal",
-            location=Location(script.rel, w.directive.line or 1), severity=Severity.WARNING,
+            location=Location(script.rel, w.directive.line or None), severity=Severity.WARNING,
             fix=f"Send it to the batch shell: `#SBATCH --signal=B:{w.name}@{w.lead}` with a "
                 f"`trap … {w.name}` that passes it on, or launch the training with srun.",
             options=(FixOption((change(script.rel, w.directive.line,
@@ -446,7 +446,7 @@ def _steps(job: Job, script: SbatchScript, w: Wanted) -> Iterator[Finding]:
         f"imports) installs no handler for SIG{w.name}, so the ranks die of it {w.lead} s "
         "before the time limit, with no checkpoint (a framework installed outside the repo "
         "may install one: not seen here)",
-        location=Location(script.rel, w.directive.line or 1), severity=Severity.WARNING,
+        location=Location(script.rel, w.directive.line or None), severity=Severity.WARNING,
         fix=f"Handle it in the training code: `signal.signal(signal.SIG{w.name}, handler)` that "
             "saves a checkpoint (and requeues), or use Lightning's SLURMEnvironment; or drop "
             "`--signal`.", data=data)
