@@ -96,19 +96,25 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     The doctor imports the factory given by `--data MOD:FACTORY` (or `smoke.data` in the
     settings) in child processes — it returns the job's `DataLoader`, or `(dataset,
     kwargs)` with the DataLoader arguments taken from the job's config — and iterates
-    `smoke.data_batches` (default 4) batches on each of R ranks, R being the ranks per
-    node the job script starts (Slurm tasks per node × torchrun processes per task;
-    default 2, at most 16; `smoke.data_ranks` sets it). The loader runs as the job runs
-    it: its own `num_workers`, `prefetch_factor`, start method and sharing strategy, the
-    variables the job script exports (a worker count read from the environment), a
-    process group per rank (a `DistributedSampler` works).
+    N batches on each of R ranks: R is the ranks per node the job script starts (Slurm
+    tasks per node × torchrun processes per task; default 2, at most 16;
+    `smoke.data_ranks` sets it), N is enough for every worker to fill its prefetch twice
+    (2 × num_workers × prefetch_factor, 4 at least, 128 at most; `smoke.data_batches`
+    sets it), with a training step's pause after the first batch: the most batches,
+    descriptors and /dev/shm are in flight in that steady state, not in the first few
+    batches. The loader runs as the job runs it: its own `num_workers`,
+    `prefetch_factor`, start method and sharing strategy, the variables the job script
+    exports (a worker count read from the environment), a process group per rank (a
+    `DistributedSampler` works). torch is imported once and the ranks are forked from
+    that process, so a busy node pays one import, not R.
 
     The job's limits apply: the open-file limit (RLIMIT_NOFILE) is this node's after the
     job script's `ulimit -n` lines; /dev/shm is a private tmpfs of the compute node's
     size (`smoke.data_shm_mib`, else this node's), mounted in a user and mount namespace
     of the smoke's own, shared by its ranks as on the node, and gone when they end.
-    Where namespaces are not allowed, the ranks use this node's /dev/shm and the doctor
-    measures the peak they hold against the node's size, and says so.
+    Where namespaces are not allowed (or `smoke.data_private_shm: false`), the ranks use
+    this node's /dev/shm and the doctor measures the peak their processes hold against
+    the node's size, and says so.
 
     Each failure names the rank, the worker, the signal and your file:line:
     `loader-exception` (the `DataLoader(...)` call raised, e.g. `prefetch_factor` with
@@ -117,7 +123,7 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     nearly all used; 80% of the limit in use is a warning of its own: near the limit the
     outcome varies from run to run), `shm-exhaustion` ("No space left on device" in
     /dev/shm, a bus error), `worker-killed` (SIGSEGV, SIGABRT, SIGKILL, from the workers'
-    exit codes, with the worker's stack), `hang` (no batch before `smoke.data_timeout_s`,
+    exit codes, with the worker's stack), `hang` (not done by `smoke.data_timeout_s`,
     default 60 s: the stuck worker's stack), `cuda-in-worker` (`.cuda()` in a worker, CUDA
     tensors coming out of the workers). The report's facts (`data_smoke`) give the
     first-batch latency, the time per batch, the workers' start cost, the peak open files
