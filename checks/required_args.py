@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
 from doctor.job.sbatch import SbatchScript
 from doctor.job.overrides import parse_overrides
@@ -62,7 +62,8 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
     overrides (`key=v`, `+key=v`, `group=option`). A value left `???` (OmegaConf's
     MISSING) is an error where the step's code (the entry and the repo modules it
     imports) reads that key (`cfg.model.lr`, `cfg["model"]["lr"]`), and a warning where
-    the doctor sees no read. No claim where the composition is not followed to its end
+    the doctor sees no read. A defaults-list group left `???` (`- model: ???`) that no
+    override chooses is an error: Hydra's compose stops before the code runs. No claim where the composition is not followed to its end
     (a defaults entry it cannot find, a ConfigStore schema) or Hydra's own flags
     (`--cfg`, `--help`, `-m`) are given.
 
@@ -206,12 +207,19 @@ def _hydra_findings(job: Job, script: SbatchScript, step, entry) -> Optional[lis
     if parsed.flags:
         return []    # --cfg, --help, -m…: Hydra prints or sweeps; no claim
     sc = step_configs(job, script)
-    if not sc.configs or sc.notes or sc.missing:
+    refused = [m.group(1) for n in sc.notes if (m := _REFUSED.search(n))]
+    # Hydra builds the defaults list before it applies `key=value` overrides: what the
+    # composer notes about those does not change that a group is left unchosen
+    after = [n for n in sc.notes if _OVERRIDE_NOTE.search(n)]
+    if not sc.configs or sc.missing or \
+            len(refused) + (len(after) if refused else 0) != len(sc.notes):
         return []    # not composed, or something in it not followed: no claim
     unknown = [w for w in parsed.positionals if "$" in w or "`" in w] + \
         [o.raw for o in parsed.overrides if "$" in o.key]
     if any(_POSITIONAL_PARAMS.match(w) for w in unknown):
         return []    # the script's own arguments may set anything
+    if refused:
+        return [_group_finding(job, step, sc, g, unknown) for g in dict.fromkeys(refused)]
     cfg = sc.configs[0]
     out = []
     for path, mapping in cfg.mappings():
@@ -225,6 +233,47 @@ def _hydra_findings(job: Job, script: SbatchScript, step, entry) -> Optional[lis
             read = _reads(job, step, [str(p) for p in (*path, key)])
             out.append(_hydra_finding(step, cfg.rel, dotted_key, where, read, unknown))
     return out
+
+
+# the composer's note for a defaults entry `- group: ???` no override chose (doctor/job/hydra.py)
+_REFUSED = re.compile(r"Hydra refuses to run: no option chosen for (\S+)$")
+_OVERRIDE_NOTE = re.compile(r"^\S+:\d+: `[^`]+`: ")
+
+
+def _group_finding(job: Job, step, sc, group: str, unknown: list) -> Finding:
+    """Hydra's compose stops (`You must specify 'group', e.g, group=<OPTION>`) before
+    the task function runs: an error whatever the code reads."""
+    where = ""
+    pattern = re.compile(rf"^\s*-\s*(override\s+)?/?{re.escape(group)}\s*:\s*['\"]?\?\?\?")
+    for cfg in sc.configs:
+        for path in [cfg.path] + [p for p, _, _ in sc.needed]:
+            text = fs.read_text(path, job.unreadable) if path else None
+            for i, line in enumerate((text or "").splitlines(), 1):
+                if pattern.match(line):
+                    where = f"{job.rel(path)}:{i}"
+                    break
+            if where:
+                break
+    said = f" ({where})" if where else ""
+    message = (f"The step at {step.where} composes {sc.configs[0].rel}, whose defaults list "
+               f"leaves `{group}: ???`{said}, and no override chooses it: Hydra stops before "
+               f"the code runs with \"You must specify '{group}', e.g, {group}=<OPTION>\", "
+               f"after the queue wait.")
+    if unknown:
+        message += (f" Unless {', '.join(unknown[:3])}, which the doctor cannot resolve, "
+                    f"chooses it.")
+    fix = f"Choose one on the step's command line at {step.where} ({group}=<OPTION>)" + (
+        f", or name a default at {where}." if where else ".")
+    options: tuple = ()
+    last = _last_line(step.script, step.line)
+    if last is not None:
+        options = (FixOption((change(step.script.rel, last[0], f"{last[1]} {group}=<OPTION>"),),
+                             title="choose it in the job script"),)
+    return Finding(message, Location(step.script.rel, step.line), fix=fix,
+                   data={"config": sc.configs[0].rel, "missing": [[group]],
+                         "declared": [where] if where else [], "read": None,
+                         "step": step.where, "unresolved": unknown[:5]},
+                   severity=Severity.WARNING if unknown else None, options=options)
 
 
 def _reads(job: Job, step, parts: list) -> Optional[str]:

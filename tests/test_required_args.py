@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import io
 import random
+import re
 import shlex
 import textwrap
 
@@ -334,8 +335,9 @@ def hydra_case(rng: random.Random) -> tuple:
             for o in ("small", "big")}
     self_first = rng.random() < 0.3
     top_over = rng.random() < 0.3   # the primary config sets a model key too
-    lines = ["defaults:"] + (["  - _self_", "  - model: small"] if self_first else
-                             ["  - model: small", "  - _self_"])
+    choice = "???" if rng.random() < 0.25 else "small"   # a group the job must choose
+    lines = ["defaults:"] + (["  - _self_", f"  - model: {choice}"] if self_first else
+                             [f"  - model: {choice}", "  - _self_"])
     lines += [f"{k}: {v}" for k, v in top.items()]
     if top_over:
         lines += ["model:", f"  lr: {rng.choice(['???', '0.5'])}"]
@@ -363,8 +365,11 @@ def hydra_oracle(conf, overrides: list, reads: list) -> tuple:
     try:
         with initialize_config_dir(config_dir=str(conf), version_base=None):
             cfg = compose(config_name="config", overrides=overrides)
-    except Exception:   # an override Hydra refuses: not this check's case
-        return None, None
+    except Exception as e:
+        m = re.search(r"You must specify '(\w+)'", str(e))
+        if m:    # a defaults-list group left ???: compose stops
+            return {m.group(1)}, {m.group(1)}
+        return None, None   # an override Hydra refuses: not this check's case
     raising = []
     for k in reads:
         try:
