@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, check, fs
 from doctor.job.closure import job_files, sys_path_edits
 from doctor.job.context import Job
-from doctor.job.sources import python_trees, tree_of
+from doctor.job.sources import trees_mentioning
 from doctor.model import FixOption, run
 from doctor.scanners.git import checked, repo_for
 
@@ -55,7 +55,10 @@ def submodule_missing(job: Job) -> Iterator[Finding]:
     that only puts the submodule on PYTHONPATH or sys.path, with no import the doctor
     can tie to it, is a warning; so is an import whose top-level name is the submodule's
     directory itself (`import apex` with an empty `apex/`): Python takes an empty
-    directory as a namespace package only when no installed package has the name.
+    directory as a namespace package only when no installed package has the name. An
+    import in a file of the repo that the doctor does not see the steps run (reached
+    through a dynamic import, or a sys.path edit it cannot read; absolute imports of a
+    file's own package resolve from above its top package) is a warning too.
 
     ## Why it matters
     Python imports a module from an empty directory as an empty namespace package, or
@@ -156,8 +159,8 @@ def _uses(job: Job, links: list) -> dict:
                 roots.add(rel)
                 for sub in subs:
                     if _under(rel, sub):
-                        add(sub, Link(f"the step at {where} puts {rel} on PYTHONPATH",
-                                      loc, False))
+                        add(sub, Link(f"the step at {where} puts {rel} on PYTHONPATH (no "
+                                      "import the doctor can tie to it)", loc, False))
             path = job.entry_file(step)
             if path is not None and job.rel(path) != str(path):
                 for d, _ in sys_path_edits(job, path, job.repo / (cwd or "")):
@@ -167,19 +170,27 @@ def _uses(job: Job, links: list) -> dict:
                     roots.add(rel)
                     for sub in subs:
                         if _under(rel, sub):
-                            add(sub, Link(f"{job.rel(path)} puts {rel} on sys.path",
+                            add(sub, Link(f"{job.rel(path)} puts {rel} on sys.path (no "
+                                          "import the doctor can tie to it)",
                                           Location(job.rel(path)), False))
+    # every Python file of the repo: one the job's steps are shown to run (its closure)
+    # proves the link; another may be run in a way the doctor cannot follow (a dynamic
+    # import, a sys.path edit through a variable): a warning
     files = job_files(job)
-    trees = [(p, tree_of(job, p)) for p in files] if files is not None else \
-        python_trees(job)
-    for path, tree in trees:
+    shown = {job.rel(p) for p in files} if files is not None else set()
+    known = job.every_rel_set()
+    # an import that reaches a file under the submodule spells its directory's name
+    needles = sorted({posixpath.basename(sub).encode() for sub in subs})
+    for path, tree in trees_mentioning(job, *needles, whole=True):
         if tree is None:
             continue
         rel = job.rel(path)
         here = posixpath.dirname(rel)
+        bases = sorted(roots | {here, _package_root(here, known)})
+        in_job = rel in shown
         for node in ast.walk(tree):
-            for module, line, shown, relative in _imports(node, rel):
-                for base in [""] if relative else sorted(roots | {here}):
+            for module, line, stmt, relative in _imports(node, rel):
+                for base in [""] if relative else bases:
                     target = posixpath.normpath(posixpath.join(base, module.replace(".", "/")))
                     for sub in subs:
                         # a root inside the submodule says nothing: which modules it
@@ -191,11 +202,21 @@ def _uses(job: Job, links: list) -> dict:
                         # over: proven only inside a package of the repo (ltr.external.X)
                         top = posixpath.normpath(posixpath.join(
                             base, module.split(".")[0])) == sub
-                        add(sub, Link(f"`{shown}` at {rel}:{line}" + (
-                            " (unless a package of that name is installed: an empty "
-                            "directory does not hide it)" if top else ""),
-                            Location(rel, line), not top))
+                        note = " (unless a package of that name is installed: an empty " \
+                            "directory does not hide it)" if top else "" if in_job else \
+                            " (a file the doctor does not see the job's steps run)"
+                        add(sub, Link(f"`{stmt}` at {rel}:{line}{note}", Location(rel, line),
+                                      in_job and not top))
     return {k: list({(lk.what): lk for lk in v}.values()) for k, v in out.items()}
+
+
+def _package_root(here: str, known: set) -> str:
+    """The directory above the file's top package (`a/pkg/sub` with pkg/__init__.py and
+    sub/__init__.py → `a`): where its absolute imports of its own package resolve from."""
+    d = here
+    while d and f"{d}/__init__.py" in known:
+        d = posixpath.dirname(d)
+    return d
 
 
 def _imports(node: ast.AST, rel: str) -> list:
@@ -259,8 +280,7 @@ def _finding(job: Job, g: Gitlink, links: list) -> Finding:
                                   + q),), "initialise the submodule"),)
     severity = Severity.ERROR if proven and (not g.declared or not g.populated) \
         else Severity.WARNING
-    need = "needs its files" if proven else "may need its files (no import the doctor " \
-        "can tie to it)"
+    need = "needs its files" if proven else "may need its files"
     first = shown[0].location
     return Finding(
         f"{state}, and the job {need}: {used}; the step fails with ModuleNotFoundError "

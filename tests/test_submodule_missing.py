@@ -136,7 +136,7 @@ def test_gitlinks_the_job_does_not_use_are_silent_and_pythonpath_only_warns(tmp_
     (f,) = res["findings"]
     assert (f["severity"], f["location"]["line"]) == ("warning", 4)
     assert "puts third_party/megatron on PYTHONPATH" in f["message"]
-    assert "no import the doctor can tie to it" in f["message"]
+    assert "(no import the doctor can tie to it)" in f["message"]
 
 
 def test_a_top_level_module_an_installed_package_may_provide_is_a_warning(tmp_path):
@@ -161,3 +161,25 @@ def test_a_top_level_module_an_installed_package_may_provide_is_a_warning(tmp_pa
     assert got == {"json": "warning", "vendored": "warning"}
     by = {f["data"]["submodule"]: f for f in res["findings"]}
     assert "unless a package of that name is installed" in by["json"]["message"]
+
+
+def test_an_import_the_steps_are_not_shown_to_reach_is_a_warning(tmp_path):
+    # LTMU's own layout: the job runs PrDiMP_MU/ltr/run_training.py, which puts PrDiMP_MU on
+    # sys.path through a variable and imports its settings module by a formatted name; the
+    # model that imports the pooling module is not in the closure the doctor follows
+    repo = _case("fail_ltmu_gitlink_no_gitmodules", tmp_path / "ltmu")
+    (repo / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n"
+                                     "srun python ltr/run_training.py bbreg atom\n")
+    (repo / "ltr" / "run_training.py").write_text(
+        "import importlib, os, sys\n"
+        "env_path = os.path.join(os.path.dirname(__file__), '..')\n"
+        "if env_path not in sys.path:\n    sys.path.append(env_path)\n"
+        "importlib.import_module('ltr.train_settings.{}.{}'.format(*sys.argv[1:3]))\n")
+    (repo / "train.py").unlink()
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "the real entry")
+    proc, res = _run(repo)
+    assert proc.returncode == 0
+    (f,) = res["findings"]
+    assert (f["severity"], f["location"]["line"]) == ("warning", 4)
+    assert "a file the doctor does not see the job's steps run" in f["message"]
