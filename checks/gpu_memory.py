@@ -83,6 +83,8 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     if not job.fact("torch_installed"):
         raise Skip("torch is not installed in this environment (the estimate runs it in a "
                    "child process with this Python)")
+    if not job.smoke:   # (the runner keeps it out of such runs: its factory is user code)
+        raise Skip("--static/--no-smoke: the estimate runs the model factory, user code")
     if not job.model:
         raise Skip("no model factory: pass --model MOD:FACTORY or set smoke.model (the "
                    "estimate needs the job's model)")

@@ -117,16 +117,9 @@ def main() -> int:
         res = run_steps(build, lambda m, b: loss_of(torch, call(m, b)),
                         make_optimizer(torch, spec.get("optimizer") or "adamw", target),
                         autocast=amp, round_to=512 if target == "cuda" else 0,
-                        make_batch=make_batch)
+                        make_batch=make_batch, ddp=spec.get("parallel") == "ddp")
         if "cuda" in res["devices"] or "hip" in res["devices"]:
             raise RuntimeError("a tensor was made on cuda")
-        if spec.get("parallel") == "ddp":
-            # DDP's reducer keeps its gradient buckets, one copy of every trainable
-            # parameter's gradient, for the whole run (not with gradient_as_bucket_view,
-            # where the gradients are views into the buckets): added, not run (the reducer
-            # reads tensor data, which fake tensors do not have)
-            res["breakdown_bytes"]["ddp_buckets"] = res["trainable_bytes"]
-            res["peak_bytes"] += res["trainable_bytes"]
         out.update(res)
         out["ok"] = True
     except BaseException as exc:   # everything becomes "cannot estimate", with the reason

@@ -161,12 +161,13 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
               make_optimizer: Callable[[Any], Any], *, autocast: Optional[torch.dtype] = None,
               round_to: int = 0, steps: int = STEPS,
               make_batch: Optional[Callable[[Any, Any], Any]] = None,
-              wrap: Optional[Callable[[Any], Any]] = None) -> dict:
+              wrap: Optional[Callable[[Any], Any]] = None, ddp: bool = False) -> dict:
     """`build()` returns `(model, batch)`, run with meta as the default device (no memory,
     no time); the model is then given fake CPU tensors and trained `steps` steps.
     `make_batch(model, batch)` (under the fake mode, after the model's tensors are fake)
     returns the batch to train on, when the build's own is not it. `wrap(model)` makes the module
-    that is trained (DDP). The peak and its breakdown in bytes."""
+    that is trained. `ddp`: add DDP's gradient buckets (see below). The peak and its
+    breakdown in bytes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     t0 = time.perf_counter()
@@ -199,6 +200,13 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
         nparams = sum(p.numel() for p in unique)
         trainable = sum(counter.size(p.numel() * p.element_size()) for p in unique
                         if p.requires_grad)
+    if ddp:
+        # DDP's reducer keeps gradient buckets, one more copy of every trainable
+        # parameter's gradient, from its construction on (not with
+        # gradient_as_bucket_view=True, where the gradients are views into them). Added,
+        # not run: the reducer reads tensor data, which fake tensors do not have.
+        parts["ddp_buckets"] = trainable
+        counter.peak += trainable
     return {"peak_bytes": counter.peak, "peak_phase": counter.peak_phase,
             "breakdown_bytes": parts, "parameters": nparams, "trainable_bytes": trainable,
             "batch_size": batch_size,

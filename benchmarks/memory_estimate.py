@@ -1,0 +1,257 @@
+"""gpu-memory-estimate against real peaks: the table issue 30's acceptance asks for.
+
+For every model of benchmarks/gpu/models.py (MLP, CNN, transformer with and without
+activation checkpointing, buffers and tied weights) × fp32 / bf16 autocast / bf16 weights ×
+AdamW / SGD (momentum 0.9), it compares the doctor's estimate (doctor/memory/fake.py: fake
+tensors, the same loss, the same optimizer, the CPU's defaults) with the real CPU peak of
+the same steps, from the profiler's allocator events (benchmarks/gpu/record_memory.py
+run_case, measured now on this machine; `--recorded FILE` reads a recording instead).
+
+    python3 benchmarks/memory_estimate.py                 # the CPU table (about 2 min)
+    python3 benchmarks/memory_estimate.py --cuda tests/data/gpu/memory_cuda_h200.json
+    python3 benchmarks/memory_estimate.py --ddp           # 2-rank gloo DDP vs the estimate
+    python3 benchmarks/memory_estimate.py --speed         # a 110M-parameter model's wall time
+
+`--cuda FILE`: the CUDA estimate (512-byte blocks, foreach, the convolution workspace)
+against a GPU recording's count (max_memory_allocated less what the allocator held before
+the case, which equals the profiler's count on the GPU). `--ddp`: two real gloo ranks of
+DistributedDataParallel, each rank's profiler peak, against the estimate with DDP's
+buckets. Exit 1 when a CPU or DDP row is off by more than --tolerance (2%).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(HERE / "gpu"), str(ROOT)]
+MiB = 1 << 20
+
+
+def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
+             ddp: bool = False) -> dict:
+    import torch
+
+    from doctor.memory.fake import run_steps
+    from models import MODELS
+
+    build, batch, loss, _ = MODELS[model]
+    foreach = target == "cuda"
+
+    def built():
+        m = build()
+        return (m.to(torch.bfloat16) if dtype == "bf16_weights" else m), None
+
+    def make_batch(_m, _b):
+        x, y = batch(torch.device("cpu"))
+        if dtype == "bf16_weights" and x.is_floating_point():
+            x = x.to(torch.bfloat16)
+        return x, y
+
+    def optimizer(ps):
+        if opt == "adamw":
+            return torch.optim.AdamW(ps, lr=1e-3, foreach=foreach or None)
+        return torch.optim.SGD(ps, lr=1e-2, momentum=0.9, foreach=foreach or None)
+
+    return run_steps(built, lambda m, xy: loss(m, *xy), optimizer, make_batch=make_batch,
+                     autocast=torch.bfloat16 if dtype == "bf16_autocast" else None,
+                     round_to=512 if target == "cuda" else 0, ddp=ddp)
+
+
+def cases(models: list) -> list:
+    from record_memory import DTYPES, OPTIMIZERS
+
+    return [(m, d, o) for m in models for d in DTYPES for o in OPTIMIZERS]
+
+
+def row(name: str, est: int, real: int, extra: str = "") -> tuple:
+    err = 100.0 * (est - real) / real
+    print(f"{name:44} {est / MiB:9.1f} {real / MiB:9.1f} {err:+7.2f}%  {extra}", flush=True)
+    return err
+
+
+def cpu_table(models: list, recorded: str, tolerance: float) -> bool:
+    import torch
+
+    from record_memory import run_case
+
+    torch.set_num_threads(1)
+    rec = {}
+    if recorded:
+        rec = {(c["model"], c["dtype"], c["optimizer"]): c["profiler"]["peak_bytes"]
+               for c in json.loads(Path(recorded).read_text())["cases"]}
+    print(f"CPU: estimate vs the profiler's allocator peak ({'recorded in ' + recorded if recorded else 'measured now'}), torch {torch.__version__}")
+    print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}  estimate s")
+    ok = True
+    for m, d, o in cases(models):
+        real = rec.get((m, d, o)) or run_case(torch.device("cpu"), m, d, o)["profiler"]["peak_bytes"]
+        e = estimate(m, d, o)
+        err = row(f"{m} {d} {o}", e["peak_bytes"], real, f"{e['seconds_s']:.2f}")
+        ok = ok and abs(err) <= tolerance
+    return ok
+
+
+def cuda_table(models: list, recorded: str) -> None:
+    doc = json.loads(Path(recorded).read_text())
+    host = doc["host"]
+    print(f"CUDA: estimate (target cuda) vs {host.get('gpu')} max_memory_allocated less the "
+          f"allocator's holding before the case, torch {host.get('torch')}")
+    print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}")
+    for c in doc["cases"]:
+        if c["model"] not in models:
+            continue
+        real = c["cuda"]["peak_allocated_bytes"] - c["cuda"]["start_allocated_bytes"]
+        e = estimate(c["model"], c["dtype"], c["optimizer"], target="cuda")
+        row(f"{c['model']} {c['dtype']} {c['optimizer']}", e["peak_bytes"], real)
+
+
+DDP_RANK = r'''
+import json, os, sys
+import torch, torch.distributed as dist
+sys.path[:0] = [sys.argv[1]]
+from record_memory import live_peaks, windows_of, make_optimizer
+from models import MODELS
+from torch.profiler import ProfilerActivity, profile, record_function
+torch.set_num_threads(1)
+model_name, dtype, opt_name = sys.argv[2:5]
+dist.init_process_group("gloo")
+build, batch, loss_fn, _ = MODELS[model_name]
+cpu = torch.device("cpu")
+with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with record_function("case:setup"):
+        model = build()
+        if dtype == "bf16_weights":
+            model = model.to(torch.bfloat16)
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        x, y = batch(cpu)
+        if dtype == "bf16_weights" and x.is_floating_point():
+            x = x.to(torch.bfloat16)
+        opt = make_optimizer(opt_name, model.parameters())
+    for step in (1, 2, 3):
+        with record_function(f"case:step{step}"):
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=dtype == "bf16_autocast"):
+                loss = loss_fn(ddp, x, y)
+            loss.backward()
+            opt.step()
+win = windows_of(prof)
+peaks = live_peaks(prof, cpu, {"all": (win["setup"][0], win["step3"][1])})
+print(json.dumps({"rank": dist.get_rank(), "peak_bytes": peaks["all"]["peak_bytes"]}))
+dist.destroy_process_group()
+'''
+
+
+def ddp_real(model: str, dtype: str, opt: str) -> list:
+    """Each rank's profiler peak of 3 DDP steps on 2 gloo ranks."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "rank.py"
+        script.write_text(DDP_RANK)
+        procs = []
+        for rank in (0, 1):
+            env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       RANK=str(rank), WORLD_SIZE="2", OMP_NUM_THREADS="1")
+            procs.append(subprocess.Popen(
+                [sys.executable, str(script), str(HERE / "gpu"), model, dtype, opt], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        out = [p.communicate(timeout=600)[0] for p in procs]
+    return [json.loads([ln for ln in o.splitlines() if ln.startswith("{")][-1])["peak_bytes"]
+            for o in out]
+
+
+def ddp_table(models: list, tolerance: float) -> bool:
+    print("DDP, 2 gloo ranks: estimate (buckets added) vs each rank's profiler peak")
+    print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}  rank")
+    ok = True
+    for m in models:
+        for d, o in (("fp32", "adamw"), ("fp32", "sgd"), ("bf16_autocast", "adamw")):
+            e = estimate(m, d, o, ddp=True)
+            for rank, real in enumerate(ddp_real(m, d, o)):
+                err = row(f"{m} {d} {o}", e["peak_bytes"], real, str(rank))
+                ok = ok and abs(err) <= tolerance
+    return ok
+
+
+SPEED_MODEL = '''
+import torch
+from torch import nn
+
+
+class GPT(nn.Module):
+    """GPT-2 small's shape: 12 layers, d 768, 12 heads, a tied 32k vocabulary: 110M."""
+
+    def __init__(self, vocab=32000, d=768, layers=12, seq=1024):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(nn.TransformerEncoderLayer(
+            d, 12, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
+            for _ in range(layers))
+        self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, x):
+        h = self.tok(x) + self.pos(torch.arange(x.shape[1]))
+        for b in self.blocks:
+            h = b(h)
+        return self.head(self.norm(h))
+
+
+def build():
+    return GPT(), torch.randint(0, 32000, (8, 1024))
+'''
+
+
+def speed(runs: int) -> None:
+    """The child's wall time (python start, import torch, the estimate) for 110M params."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "gpt110m.py").write_text(SPEED_MODEL)
+        spec = json.dumps({"model": "gpt110m:build", "repo": tmp})
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp, str(ROOT)]),
+                   PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+        for _ in range(runs):
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, "-m", "doctor.memory.child", spec], env=env,
+                                 cwd=tmp, capture_output=True, text=True, check=True).stdout
+            wall = time.perf_counter() - t
+            res = json.loads(out.strip().splitlines()[-1])
+            print(f"110M-parameter GPT, batch 8 x 1024, AdamW, fp32, DDP: parameters "
+                  f"{res['parameters']:,}, peak {res['peak_bytes'] / (1 << 30):.2f} GiB; "
+                  f"wall {wall:.2f} s (import {res['import_s']:.2f} s, child total "
+                  f"{res['seconds_s']:.2f} s)", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="mlp,cnn,transformer,transformer_ckpt,buffers_tied")
+    ap.add_argument("--recorded", default="", help="read the CPU peaks from this recording")
+    ap.add_argument("--cuda", default="", help="compare with this GPU recording instead")
+    ap.add_argument("--ddp", action="store_true", help="2-rank gloo DDP runs")
+    ap.add_argument("--speed", type=int, default=0, metavar="RUNS",
+                    help="time the 110M-parameter estimate RUNS times")
+    ap.add_argument("--tolerance", type=float, default=2.0, help="percent")
+    args = ap.parse_args(argv)
+    models = args.models.split(",")
+    if args.speed:
+        speed(args.speed)
+        return 0
+    if args.cuda:
+        cuda_table(models, args.cuda)
+        return 0
+    if args.ddp:
+        return 0 if ddp_table(models, args.tolerance) else 1
+    return 0 if cpu_table(models, args.recorded, args.tolerance) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""gpu-memory-estimate: the fake-tensor count against the real CPU peak (the profiler's
+allocator events of the same steps), and the real CLI's verdict against the target GPU."""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, one_line_exit_2, result_of, run_doctor, validate_report
+
+torch = pytest.importorskip("torch")
+
+sys.path[:0] = [str(ROOT / "benchmarks"), str(ROOT / "benchmarks" / "gpu")]
+FIXTURES = ROOT / "fixtures" / "gpu-memory-estimate"
+GiB = 1 << 30
+ID = "gpu-memory-estimate"
+
+
+@pytest.mark.parametrize("model,dtype,opt", [
+    ("mlp", "fp32", "adamw"),               # the optimizer step's peak (AdamW's temporaries)
+    ("cnn", "bf16_autocast", "sgd"),        # convolution's backward workspace
+    ("buffers_tied", "bf16_weights", "adamw"),   # buffers, one tied parameter, bf16 state
+    ("transformer_ckpt", "fp32", "sgd"),    # checkpointed layers recomputed in backward
+])
+def test_cpu_estimate_within_2_percent_of_the_real_peak(model, dtype, opt):
+    """The oracle: the same steps run for real on CPU under torch's profiler."""
+    from memory_estimate import estimate
+    from record_memory import run_case
+
+    torch.set_num_threads(1)
+    real = run_case(torch.device("cpu"), model, dtype, opt)["profiler"]["peak_bytes"]
+    est = estimate(model, dtype, opt)
+    assert abs(est["peak_bytes"] - real) <= 0.02 * real, (est["peak_bytes"], real)
+    parts = est["breakdown_bytes"]
+    assert sum(parts.values()) == est["peak_bytes"]
+    assert parts["parameters"] > 0 and parts["activations"] + parts["temporaries"] > 0
+
+
+def copy(case: str, tmp_path: Path) -> Path:
+    repo = tmp_path / case
+    shutil.copytree(FIXTURES / case, repo, ignore=shutil.ignore_patterns("case.yaml"))
+    return repo
+
+
+def run(repo: Path, *args: str):
+    proc = run_doctor("run", "--repo", str(repo), "--only", ID, "--json",
+                      str(repo.parent / "r.json"), *args, timeout=180)
+    doc = validate_report(json.loads((repo.parent / "r.json").read_text()))
+    return proc, result_of(doc, ID), doc["facts"].get("gpu_memory_estimate")
+
+
+def test_batch_too_big_for_h100_is_an_error_that_names_the_batch_that_fits(tmp_path):
+    repo = copy("fail_batch_too_big_for_h100", tmp_path)
+    proc, res, facts = run(repo)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert res["status"] == "fail" and res["severity"] == "error"
+    (f,) = res["findings"]
+    assert f["location"] == {"path": "slurm/train.sbatch", "line": 5}
+    assert "more than the 79.6 GiB of the GPU (--gpus=h100:4" in f["message"]
+    assert "a batch of 99 per rank (now 128)" in f["fix"]
+    assert "activation checkpointing" in f["fix"] and "bf16 autocast" in f["fix"]
+    assert facts["verdict"] == "does not fit" and facts["batch_size"] == 128
+    assert facts["peak_bytes"] > facts["gpu_memory_bytes"] == 81559 << 20
+    assert facts["breakdown_bytes"]["ddp_buckets"] == facts["breakdown_bytes"]["parameters"]
+    assert "not yet fitted on a real GPU" in facts["margin_source"]
+    assert not list(tmp_path.rglob("__pycache__"))   # read-only: nothing written in the repo
+
+
+def test_the_batch_it_names_fits(tmp_path):
+    repo = copy("fail_batch_too_big_for_h100", tmp_path)
+    model = repo / "lm" / "model.py"
+    model.write_text(model.read_text().replace('"BATCH", "128"', '"BATCH", "99"'))
+    proc, res, facts = run(repo)
+    assert proc.returncode == 0 and res["status"] == "pass", res
+    assert facts["peak_bytes"] + facts["margin_bytes"] <= facts["gpu_memory_bytes"]
+
+
+def test_gpu_memory_flag_and_the_margin(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    proc, res, facts = run(repo, "--gpu-memory", "1TB")
+    assert proc.returncode == 0 and res["status"] == "pass"
+    assert facts["gpu_memory_source"] == "--gpu-memory/gpu_memory 1TB"
+    peak = facts["peak_bytes"]
+    # above the peak, below the peak and its margin: a warning, with the allocator's remedy
+    between = f"{(peak + 0.5 * GiB) / GiB:.2f}GiB"
+    proc, res, facts = run(repo, "--gpu-memory", between)
+    assert proc.returncode == 0, proc.stdout
+    (f,) = res["findings"]
+    assert f["severity"] == "warning" and "less than the margin" in f["message"]
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in f["fix"]
+    assert facts["verdict"] == "within the margin"
+    proc, res, facts = run(repo, "--gpu-memory", "2GB")
+    assert proc.returncode == 1 and facts["verdict"] == "does not fit"
+
+
+def test_bad_gpu_memory_is_exit_2(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    one_line_exit_2(run_doctor("run", "--repo", str(repo), "--only", ID,
+                               "--gpu-memory", "lots"), "--gpu-memory", "'lots'")
+
+
+def test_lumi_partition_gpu_memory_and_rocm_remedy(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    script = repo / "slurm" / "train.sbatch"
+    script.write_text(script.read_text().replace("#SBATCH --gpus=h100:4",
+                                                 "#SBATCH --partition=small-g\n#SBATCH --gpus=4"))
+    (repo / "doctor.yaml").write_text('site: lumi\nsmoke: {model: "lm.model:build"}\n'
+                                      "options: {gpu-memory-estimate: {precision: bf16}}\n")
+    model = repo / "lm" / "model.py"
+    model.write_text(model.read_text().replace('"BATCH", "8"', '"BATCH", "80"'))
+    proc, res, facts = run(repo)
+    assert facts["gpu_memory_bytes"] == 64 * GiB and facts["precision"] == "bf16"
+    assert "partition small-g's gpu_memory 64GiB (site profile lumi)" in facts["gpu_memory_source"]
+    if res["findings"]:   # a 64 GiB GCD: the fix names HIP's allocator setting near the limit
+        assert res["findings"][0]["location"] == {"path": "slurm/train.sbatch", "line": 5}
+
+
+def test_hard_coded_cuda_cannot_be_estimated_at_its_line(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    (repo / "lm" / "model.py").write_text(
+        "import torch\n\n\ndef build():\n    net = torch.nn.Linear(8, 8)\n"
+        "    return net, torch.randn(4, 8, device='cuda')\n")
+    proc, res, facts = run(repo)
+    assert proc.returncode == 0   # a warning: never "fits", never an error
+    (f,) = res["findings"]
+    assert f["severity"] == "warning" and f["location"] == {"path": "lm/model.py", "line": 6}
+    assert "cannot estimate" in f["message"] and "puts tensors on a GPU itself" in f["message"]
+    assert facts["verdict"] == "cannot estimate"
+
+
+def test_static_and_no_smoke_never_run_the_factory(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    marker = tmp_path / "ran"
+    model = repo / "lm" / "model.py"
+    model.write_text(f"open({str(marker)!r}, 'w').close()\n" + model.read_text())
+    for flag in ("--static", "--no-smoke"):   # asked for alone: it cannot run there
+        proc = run_doctor("run", "--repo", str(repo), "--only", ID, flag)
+        one_line_exit_2(proc, "gpu-memory-estimate")
+        assert not marker.exists()
