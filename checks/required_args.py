@@ -63,9 +63,11 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
     MISSING) is an error where the step's code (the entry and the repo modules it
     imports) reads that key (`cfg.model.lr`, `cfg["model"]["lr"]`), and a warning where
     the doctor sees no read. A defaults-list group left `???` (`- model: ???`) that no
-    override chooses is an error: Hydra's compose stops before the code runs. No claim where the composition is not followed to its end
-    (a defaults entry it cannot find, a ConfigStore schema) or Hydra's own flags
-    (`--cfg`, `--help`, `-m`) are given.
+    override chooses is an error: Hydra's compose stops before the code runs (a warning
+    where a config the doctor cannot read, a ConfigStore schema, might choose it). No
+    claim on `???` values where the composition is not followed to its end (a defaults
+    entry it cannot find, a ConfigStore schema) or Hydra's own flags (`--cfg`,
+    `--help`, `-m`) are given.
 
     ## Why it matters
     argparse stops the program at its first line with `error: the following arguments
@@ -211,15 +213,19 @@ def _hydra_findings(job: Job, script: SbatchScript, step, entry) -> Optional[lis
     # Hydra builds the defaults list before it applies `key=value` overrides: what the
     # composer notes about those does not change that a group is left unchosen
     after = [n for n in sc.notes if _OVERRIDE_NOTE.search(n)]
-    if not sc.configs or sc.missing or \
-            len(refused) + (len(after) if refused else 0) != len(sc.notes):
+    rest = [n for n in sc.notes if not _REFUSED.search(n) and n not in after]
+    if not sc.configs or sc.missing or rest and not refused or after and not refused:
         return []    # not composed, or something in it not followed: no claim
     unknown = [w for w in parsed.positionals if "$" in w or "`" in w] + \
         [o.raw for o in parsed.overrides if "$" in o.key]
     if any(_POSITIONAL_PARAMS.match(w) for w in unknown):
         return []    # the script's own arguments may set anything
     if refused:
-        return [_group_finding(job, step, sc, g, unknown) for g in dict.fromkeys(refused)]
+        # a config the composer could not read (a ConfigStore schema) might choose the
+        # group itself: then a warning that names it
+        unread = [_unread(job, n) for n in rest]
+        return [_group_finding(job, step, sc, g, unknown, unread)
+                for g in dict.fromkeys(refused)]
     cfg = sc.configs[0]
     out = []
     for path, mapping in cfg.mappings():
@@ -240,7 +246,13 @@ _REFUSED = re.compile(r"Hydra refuses to run: no option chosen for (\S+)$")
 _OVERRIDE_NOTE = re.compile(r"^\S+:\d+: `[^`]+`: ")
 
 
-def _group_finding(job: Job, step, sc, group: str, unknown: list) -> Finding:
+def _unread(job: Job, note: str) -> str:
+    """What a composer's note says it did not read: the file, relative to the repo."""
+    m = re.search(r"(/\S+?\.ya?ml) does not exist", note)
+    return f"{job.rel(m.group(1))} is no file" if m else note.split(": ", 1)[-1]
+
+
+def _group_finding(job: Job, step, sc, group: str, unknown: list, unread: list) -> Finding:
     """Hydra's compose stops (`You must specify 'group', e.g, group=<OPTION>`) before
     the task function runs: an error whatever the code reads."""
     where = ""
@@ -262,6 +274,9 @@ def _group_finding(job: Job, step, sc, group: str, unknown: list) -> Finding:
     if unknown:
         message += (f" Unless {', '.join(unknown[:3])}, which the doctor cannot resolve, "
                     f"chooses it.")
+    if unread:
+        message += (f" Unless a config the doctor did not read chooses it ({unread[0]}; "
+                    f"a ConfigStore schema?).")
     fix = f"Choose one on the step's command line at {step.where} ({group}=<OPTION>)" + (
         f", or name a default at {where}." if where else ".")
     options: tuple = ()
@@ -273,7 +288,7 @@ def _group_finding(job: Job, step, sc, group: str, unknown: list) -> Finding:
                    data={"config": sc.configs[0].rel, "missing": [[group]],
                          "declared": [where] if where else [], "read": None,
                          "step": step.where, "unresolved": unknown[:5]},
-                   severity=Severity.WARNING if unknown else None, options=options)
+                   severity=Severity.WARNING if unknown or unread else None, options=options)
 
 
 def _reads(job: Job, step, parts: list) -> Optional[str]:
