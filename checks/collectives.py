@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import os
+import re
+import tokenize
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -14,14 +18,14 @@ from doctor.job import flow
 from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
                               same_on_every_rank, value_on_rank)
-from doctor.job.sources import (dotted, nodes, raw_texts, source_path, tree_of,
-                                 trees_mentioning, walk)
+from doctor.job.sources import (_tree as parsed, dotted, nodes, raw_texts, source_path, tree_of,
+                                 walk)
 
 COLLECTIVES = frozenset({"barrier", "all_reduce", "broadcast", "scatter", "gather",
                          "monitored_barrier", "broadcast_object_list"})
 PREFIXES = ("all_gather", "reduce")   # all_gather*, reduce* (reduce_scatter, ...)
-# Every collective's name contains one of these (the byte pre-filter of the sources).
-WORDS = (b"barrier", b"reduce", b"broadcast", b"gather", b"scatter")
+COLLECTIVES_B = frozenset(n.encode() for n in COLLECTIVES)   # is_collective, on bytes
+PREFIXES_B = tuple(p.encode() for p in PREFIXES)
 DIST = "torch.distributed"
 RANK_ZERO_DECORATORS = ("rank_zero_only",)
 JUMPS = (ast.Return, ast.Continue, ast.Break, ast.Raise)
@@ -59,14 +63,10 @@ class Module(flow.Module):
         super().__init__(rel, tree, dotted_name)
         self.dist_aliases = {DIST}
         self.direct: dict = {}     # imported collective name → its torch name
-        self._defs: list = []      # every def at any depth, and every call: one walk
-        self._calls: list = []
-        for node in nodes(tree):
-            if isinstance(node, ast.Call):
-                self._calls.append(node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._defs.append(node)
-            elif isinstance(node, ast.Import):
+        # imports are statements: read without a walk of every expression (a module that
+        # a call resolves into needs no more; calls() walks on first use)
+        for node in flow.statements(tree):
+            if isinstance(node, ast.Import):
                 self.dist_aliases |= {a.asname for a in node.names
                                       if a.name == DIST and a.asname}
             elif isinstance(node, ast.ImportFrom):
@@ -78,18 +78,36 @@ class Module(flow.Module):
                     elif base == DIST and is_collective(a.name):
                         self.direct[local] = f"{DIST}.{a.name}"
 
-    def collective_callers(self) -> set:
-        """Names of the functions (at any depth) whose code, decorators and defaults
-        included, calls a collective: a call lies in a def when its line does (no other
-        statement can share a line with a def's)."""
-        lines = sorted(c.lineno for c in self._calls if self.collective(c))
-        found = set()
-        for fn in self._defs if lines else ():
-            start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-            i = bisect.bisect_left(lines, start)
-            if i < len(lines) and lines[i] <= (fn.end_lineno or fn.lineno):
-                found.add(fn.name)
+    def calls(self) -> list:
+        """Every call of the module, at any depth (one walk, made on first use)."""
+        found = self.__dict__.get("_all_calls")
+        if found is None:
+            found = self.__dict__["_all_calls"] = [n for n in nodes(self.tree)
+                                                   if isinstance(n, ast.Call)]
         return found
+
+    def collective_defs(self) -> tuple:
+        """({function}, {(class, method)}): the module's top-level functions and its
+        top-level classes' methods whose code, decorators and defaults included, calls a
+        collective (a call lies in a def when its line does: no other statement can
+        share a line with a def's). These alone are what a call in another module can
+        run and reach a collective through (Flow.resolve: a module function, or a
+        method of an imported class), so they are what its text must name."""
+        lines = sorted(c.lineno for c in self.calls() if self.collective(c))
+
+        def calls(fn: ast.AST) -> bool:
+            start = min([fn.lineno] + [d.lineno for d in fn.decorator_list])  # type: ignore[attr-defined]
+            i = bisect.bisect_left(lines, start)
+            return i < len(lines) and lines[i] <= (fn.end_lineno or fn.lineno)  # type: ignore[attr-defined]
+        funcs, methods = set(), set()
+        for node in self.tree.body if lines else ():
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and calls(node):
+                funcs.add(node.name)
+            elif isinstance(node, ast.ClassDef):
+                methods |= {(node.name, m.name) for m in node.body
+                            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and calls(m)}
+        return funcs, methods
 
     def collective(self, call: ast.Call) -> Optional[str]:
         """The collective this call makes, as written, or None."""
@@ -239,28 +257,107 @@ class Repo:
 
 
 def _candidates(job: Job) -> list:
-    """[(path, AST)] of the modules where a place can be, in the repo's order: the byte
-    pre-filter. A collective call names its collective in the module's text (`dist.x()`,
-    or the `from torch.distributed import x as y` that made its local name), and every
-    collective name contains one of WORDS; a place elsewhere calls, one level deep, a
-    repo function that makes one, and names that function (the call, or the import that
-    made its local name). So: the modules that mention a collective word, the modules
-    that mention a function or method of theirs that calls a collective, and the entry
-    modules (their imports order the findings)."""
-    direct = trees_mentioning(job, *WORDS)
+    """[(path, AST)] of the modules where a place can be, in the repo's order: a text
+    pre-filter on each module's identifiers (_words), so that the rest of the job's code
+    is neither parsed nor scanned here. Sound (tests/test_speed_prefilter.py):
+
+    A place is a Hit (Repo.hits) that some ranks skip, and a Hit is a collective that
+    the module calls itself (Module.collective), or one that a repo function it calls
+    makes in its own body (function_hits, one level, through Flow.resolve). So:
+
+    - A module that calls a collective names the identifier `distributed` (in
+      `torch.distributed.x`, or in the import that made the local name: `import
+      torch.distributed as dist`, `from torch import distributed`, `from
+      torch.distributed import x as y`) and the collective's own name (the attribute,
+      or the imported name): is_collective of one of its identifiers. Of those modules,
+      the ones whose parsed calls make a collective are kept.
+    - A call in another module runs such a function F only as Flow.resolve finds it:
+      a module-level function, named as F or as a name that an import `as` or a
+      top-level `g = F` of the module it is imported from binds to F (one re-export), or
+      a method m of a top-level class K (`self.attr.m()` where `self.attr = K(...)` and
+      K is imported by its name; `self.m()` and `K.m()` stay in K's own module, kept
+      already). So the caller names F or its alias, or both K and m: those are kept.
+      An alias is read from every module that names F, until no new one appears.
+    - The entry modules are kept too: their imports order the findings.
+
+    Identifiers are read as Python reads them (_spelled: NFKC, PEP 3131); a text that
+    cannot be read so is kept whole."""
+    texts = raw_texts(job)
+    words = _words([_spelled(text) for _, text in texts])
+    funcs: set = set()
+    methods: set = set()
+    keep: set = set()
+    for (path, text), w in zip(texts, words):
+        if w is None or (b"distributed" in w and any(
+                n in COLLECTIVES_B or n.startswith(PREFIXES_B) for n in w)):
+            tree = parsed(job, path, text)
+            if not isinstance(tree, ast.Module):
+                continue
+            mod = _module(job, Path(path), tree)
+            f, m = mod.collective_defs()
+            funcs |= f
+            methods |= m
+            if any(mod.collective(c) for c in mod.calls()):
+                keep.add(os.path.normpath(path))
+    pairs = {(k.encode(), m.encode()) for k, m in methods}
     names: set = set()
-    for path, tree in direct:
-        mod = _module(job, path, tree)
-        names |= {n.encode() for n in mod.collective_callers()}
-    keep = {os.path.normpath(p) for p, _ in direct}
-    callers = trees_mentioning(job, *sorted(names)) if names else []
-    keep |= {os.path.normpath(p) for p, _ in callers}
+    new = {n.encode() for n in funcs}
+    first = True
+    while new or first:   # a module naming F may bind an alias of it: callers by that too
+        names |= new
+        known = {n.decode() for n in names}
+        bound: set = set()
+        for i, (path, text) in enumerate(texts):
+            w = words[i]
+            if w is None or w & new or (first and any(k in w and m in w for k, m in pairs)):
+                tree = parsed(job, path, text)
+                if isinstance(tree, ast.Module):
+                    keep.add(os.path.normpath(path))
+                    bound |= _aliases(tree, known, w)
+        new, first = bound - names, False
     for step in job.all_steps():
         entry = job.entry_file(step)
         src = source_path(job, entry) if entry is not None else None
         keep |= {os.path.normpath(src)} if src is not None else set()
-    return [(Path(p), t) for p, _ in raw_texts(job) if os.path.normpath(p) in keep
+    return [(Path(p), t) for p, _ in texts if os.path.normpath(p) in keep
             and (t := tree_of(job, p)) is not None]
+
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _spelled(text: bytes) -> Optional[bytes]:
+    """The text with its identifiers spelled as Python reads them: NFKC-normalised
+    (PEP 3131: `ｂarrier` is the name barrier) where it holds a non-ASCII byte, in its
+    declared encoding; None where that cannot be read (the file is then kept)."""
+    if text.isascii():
+        return text
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
+        return unicodedata.normalize("NFKC", text.decode(enc)).encode("utf-8")
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def _words(spelled: list) -> list:
+    """Each text's set of identifiers (None: kept whatever it names)."""
+    return [set(_IDENT.findall(t)) if t is not None else None for t in spelled]
+
+
+def _aliases(tree: ast.Module, funcs: set, words: Optional[set]) -> set:
+    """Names the module binds to one of `funcs`, as bytes: Flow.function's one re-export
+    (flow._reexport), an import `as` at any depth (Module.imports) or a top-level
+    assignment `g = f`."""
+    out = set()
+    for node in flow.statements(tree) if words is None or b"as" in words else ():
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out |= {a.asname.encode() for a in node.names
+                    if a.asname and a.name.rsplit(".", 1)[-1] in funcs}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                node.value.id in funcs:
+            out |= {t.id.encode() for t in node.targets if isinstance(t, ast.Name)}
+    return out
 
 
 def _module(job: Job, path: Path, tree: ast.Module) -> Module:
@@ -375,9 +472,10 @@ class Scan:
                     rest: list, outer: tuple = ()) -> None:
         test = ast.unparse(st.test)
         inside = {id(n) for n in walk(st)}
+        # the cheap tests first: `st not in walk(n)` walks all of n, for each `if`
         others = [n for n in walk(fn) if isinstance(n, ast.If) and id(n) not in inside
-                  and st not in walk(n) and rank_conditional(n.test)
-                  and ast.unparse(n.test) != test]
+                  and rank_conditional(n.test) and ast.unparse(n.test) != test
+                  and st not in walk(n)]
         elsewhere = set().union(*[self.names(n.body + n.orelse, cls) for n in others])
         for branch, other, ctx in ((st.body, st.orelse, f"if {test}:"),
                                    (st.orelse, st.body, f"else: of if {test}:")):
@@ -653,7 +751,7 @@ def collective_on_error_path(job: Job) -> Iterator[Finding]:
     repo = Repo(job)
     if not raw_texts(job):
         raise Skip("the repo has no Python sources that parse")
-    if not any(m.collective(c) for m in repo.modules for c in m._calls):
+    if not any(m.collective(c) for m in repo.modules for c in m.calls()):
         raise Skip(f"no torch.distributed collective in the repo's Python "
                    f"({len(raw_texts(job))} file(s) read)")
     order = _entry_order(job, repo)

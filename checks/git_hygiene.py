@@ -130,16 +130,18 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
     repo = repo_for(job)
     index = repo.index()
     found: list = []
-    for b in _core_candidates(index):
-        if is_elf_core(repo.blob_head(b.oid or "")):
-            found.append(b)
+    cands = _core_candidates(index)
+    in_index = {(b.path, b.oid) for b in index}
+    past = [b for b in _core_candidates(_history_blobs(repo, _worth_reading))
+            if (b.path, b.oid) not in in_index]
+    # every blob's head from one git where they are small (blob_heads)
+    heads = repo.blob_heads([b.oid or "" for b in cands + past],
+                            {b.oid: b.size for b in cands + past})
+    found += [b for b in cands if is_elf_core(heads.get(b.oid or "", b""))]
     for b in _core_candidates(repo.untracked()):
         if is_core_dump(str(job.repo / b.path)):
             found.append(b)
-    in_index = {(b.path, b.oid) for b in index}
-    for b in _core_candidates(_history_blobs(repo, _worth_reading)):
-        if (b.path, b.oid) not in in_index and is_elf_core(repo.blob_head(b.oid or "")):
-            found.append(b)
+    found += [b for b in past if is_elf_core(heads.get(b.oid or "", b""))]
     found = _with_commits(repo, [b for b in found if b.where != "untracked"]) + \
         [b for b in found if b.where == "untracked"]
     cores = [b.path for b in found]

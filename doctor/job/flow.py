@@ -430,10 +430,16 @@ def _method(mod: Module, cls: ast.ClassDef, name: str) -> Optional[Target]:
 
 def _attr_class(cls: ast.ClassDef, attr: str) -> Optional[str]:
     """K when the class assigns `self.attr = K(...)` (one class, however often)."""
-    kinds = {dotted(n.value.func) for n in walk(cls) if isinstance(n, ast.Assign)
-             and isinstance(n.value, ast.Call) and any(
-                 isinstance(t, ast.Attribute) and t.attr == attr and dotted(t.value) == "self"
-                 for t in n.targets)}
+    table = getattr(cls, "_doctor_attr_kinds", None)
+    if table is None:   # every `self.x = K(...)` of the class in one walk, not one per call
+        table = {}
+        for n in walk(cls):
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call):
+                for t in n.targets:
+                    if isinstance(t, ast.Attribute) and dotted(t.value) == "self":
+                        table.setdefault(t.attr, set()).add(dotted(n.value.func))
+        cls._doctor_attr_kinds = table  # type: ignore[attr-defined]  # not a field
+    kinds = set(table.get(attr, ()))
     kind = kinds.pop() if len(kinds) == 1 else ""
     return kind if kind and "." not in kind else None
 

@@ -26,6 +26,7 @@ CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
 HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
+BATCH_HEAD_BYTES = 4 << 20   # blob_heads: blobs up to this size are read whole in one git
 # Variables that make git read another repository, index or object store than the one
 # `-C repo` names (`git rev-parse --local-env-vars`; a git hook sets GIT_DIR and
 # GIT_INDEX_FILE): the doctor scans the repository it reports on.
@@ -526,6 +527,21 @@ class GitRepo:
         """The first n bytes of a blob, without reading the rest of it."""
         return _read_head(git_argv(self.root, "cat-file", "blob", oid), n, 10.0)
 
+    def blob_heads(self, oids: Iterable[str], sizes: dict,
+                   n: int = HEADER_BYTES) -> dict:
+        """oid → the first n bytes of each blob (b"" where git has none). A git process
+        costs ~6 ms of CPU, as much as inflating 6 MB: the blobs up to BATCH_HEAD_BYTES
+        (`sizes`: oid → size) come from one `cat-file --batch`, whole, the larger ones
+        from a process each that is stopped after n bytes (blob_head)."""
+        oids = list(dict.fromkeys(o for o in oids if o))
+        small = [o for o in oids if sizes.get(o, BATCH_HEAD_BYTES + 1) <= BATCH_HEAD_BYTES]
+        out = _batch_heads(git_argv(self.root, "cat-file", "--batch"), small, n,
+                           10.0 + len(small) * BATCH_HEAD_BYTES / 50e6) if small else {}
+        for o in oids:
+            if o not in out:
+                out[o] = self.blob_head(o, n)
+        return out
+
 
 def repo_for(job: Any) -> GitRepo:
     """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
@@ -566,6 +582,50 @@ def _pipe(argvs: list, timeout: float) -> bytes:
         for p in procs:
             if p.poll() is None:
                 _kill(p)
+
+
+def _batch_heads(argv: list, oids: list, n: int, timeout: float) -> dict:
+    """oid → the first n bytes of each blob that `git cat-file --batch` (argv) prints
+    within the deadline (its output is read as it comes, never held whole); a blob it
+    does not print is left out."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=ENV, start_new_session=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    timer = threading.Timer(timeout, lambda: _kill(proc))   # a stuck git: EOF below
+    timer.daemon = True
+    timer.start()
+    out: dict = {}
+    try:
+        # one line per blob, at most MAX_HEADER_READS of them: less than a pipe holds
+        proc.stdin.write("".join(o + "\n" for o in oids).encode())
+        proc.stdin.close()
+        for oid in oids:
+            head = proc.stdout.readline().split()   # `<oid> blob <size>` or `<oid> missing`
+            if len(head) != 3 or not head[2].isdigit():
+                if not head:
+                    break        # killed at the deadline, or git ended
+                continue
+            size = int(head[2])
+            data = proc.stdout.read(min(n, size))
+            left = size - len(data) + 1          # the rest, and the newline after it
+            while left > 0:
+                chunk = proc.stdout.read(min(left, 1 << 20))
+                if not chunk:
+                    break
+                left -= len(chunk)
+            if left > 0:
+                break
+            out[oid] = data
+        return out
+    except (OSError, ValueError):
+        return out
+    finally:
+        timer.cancel()
+        proc.stdout.close()
+        if proc.poll() is None:
+            _kill(proc)
+        else:
+            proc.wait()
 
 
 def _read_head(argv: list, n: int, timeout: float) -> bytes:
