@@ -470,6 +470,8 @@ def data_facts(run: DataRun) -> dict:
             "worker_start_s": _r(max(starts) - it["t"] + it.get("seconds", 0))
             if starts and it else None,
             "fd_peak": _fd_peak(r) or None, "fd_limit": _fd_limit(r)})
+    first = next((e.get("shapes") for r in run.ranks for e in r.all("batch") if e.get("shapes")),
+                 None)
     shm = run.node_event("shm") or {}
     nofile = run.node_event("nofile") or {}
     imp = run.node_event("import") or {}
@@ -481,6 +483,7 @@ def data_facts(run: DataRun) -> dict:
             "prefetch_factor": loader.get("prefetch_factor"),
             "start_method": loader.get("start_method"),
             "sharing_strategy": loader.get("sharing_strategy"),
+            "batch_shapes": first,
             "fd_limit": nofile.get("soft"), "shm_bytes": run.plan.shm_bytes,
             "shm_private": shm.get("private"), "shm_note": shm.get("reason"),
             "shm_peak_bytes": peak or None, "import_s": _r(imp.get("seconds")),

@@ -38,6 +38,7 @@ SHM = "/dev/shm"
 SAMPLE_S = 0.05
 DUMP_WAIT_S = 0.5    # for the workers' stack dumps after SIGUSR1
 MAX_AUTO_BATCHES = 128
+MAX_SHAPES = 16      # of the first batch's tensors, for the report (the memory estimate's batch)
 SETTLE_S = 3.0       # after the first batch: a training step's time for the prefetch to fill
 
 
@@ -423,8 +424,12 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
             except StopIteration:
                 emit("exhausted", batches=n - 1)
                 break
-            cuda = sum(1 for x in tensors(batch) if x.is_cuda)
-            emit("batch", n=n, seconds=time.time() - t, fds=fd_count(), cuda_tensors=cuda)
+            found = tensors(batch)
+            cuda = sum(1 for x in found if x.is_cuda)
+            shapes = [[list(x.shape), str(x.dtype).replace("torch.", "")]
+                      for x in found[:MAX_SHAPES]] if n == 1 else None
+            emit("batch", n=n, seconds=time.time() - t, fds=fd_count(), cuda_tensors=cuda,
+                 shapes=shapes)
             del batch
             if n == 1:
                 settle(it, deadline)
