@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.checks.entry import nearest_file
@@ -63,10 +63,11 @@ def config_not_found(job: Job) -> Iterator[Finding]:
         missing = [(train, *m) for m in sc.missing] + [
             (s, *m) for s in job.steps(script) if s is not train and s.is_training
             for m in missing_of(job, s)]
-        flagged = [(s, *m) for s in job.steps(script) if s.is_training
-                   for m in _flag_configs(job, s)]
-        missing += [m for m in flagged if m not in missing]
         named += len(missing) - len(sc.missing)
+        for s in job.steps(script):
+            flagged = _flag_configs(job, s) if s.is_training else []
+            named += len(flagged)
+            missing += [(s, *m) for m, found in flagged if not found and (s, *m) not in missing]
         for step, written, rel, line in missing:
             if not written.endswith(CONFIG_SUFFIXES) or script_writes(step, written):
                 continue   # `--config llama3_debugmodel` names a preset, not a file
@@ -78,12 +79,14 @@ def config_not_found(job: Job) -> Iterator[Finding]:
             path = Path(os.path.normpath(base if os.path.isabs(base) else job.repo / base))
             made = producer(job, script, step, written, path)
             guess = nearest_file(job, written, path) if _in_repo(job, path) else None
+            passed = _passed_at(step, written)
+            via = f" (passed to it by {passed[0]}:{passed[1]})" if passed else ""
             yield Finding(
-                f"{rel}:{line} runs {step.entry} with the config {written}, which does not "
-                f"exist (looked in {_where(job, step)})" + (
+                f"{rel}:{line} runs {step.entry} with the config {written}{via}, which does "
+                f"not exist (looked in {_where(job, step)})" + (
                     f"; {made} makes it before this step, if that goes well"
                     if made else f"; the repo has {guess}" if guess else ""),
-                location=Location(rel, line),
+                location=Location(*(passed or (rel, line))),
                 fix=(f"Point the script at the config's real path (`{_from_cwd(job, step, guess)}`"
                      " from the directory the job runs in), or add the file." if guess else
                      "Point the script at the config's real path, or add the file.")
@@ -107,9 +110,9 @@ _NOT_FLAGS = {"--config", "--config-path", "--config-dir", "--config-name"}
 
 
 def _flag_configs(job: Job, step) -> list:
-    """(written path, script rel, line) of each config file that a step names with a
-    `--yaml`/`--cfg`/`--…config-file`-style option (`--opt X` or `--opt=X`) and the
-    doctor finds nowhere, looked up as `--config` is (stepconfigs._find: the step's
+    """((written path, script rel, line), found) of each config file that a step names
+    with a `--yaml`/`--cfg`/`--…config-file`-style option (`--opt X` or `--opt=X`), found
+    when the doctor finds it as it finds a `--config` (stepconfigs._find: the step's
     working directory, the entry's directory, the one repo file with that tail)."""
     args = list(step.args)
     cwd = Path(step.cwd) if step.cwd and os.path.isabs(step.cwd) else job.repo
@@ -125,10 +128,30 @@ def _flag_configs(job: Job, step) -> list:
         # a shell variable in it is Unknown, as for --config (never guessed)
         parsed: ParsedArgs = parse_overrides(["--config", value])
         written = parsed.configs[0].path if parsed.configs else Unknown("not read")
-        if isinstance(written, Unknown) or _find(job, written, cwd, entry) is not None:
+        if isinstance(written, Unknown):
             continue
-        out.append((written, step.script.rel, step.line))
+        out.append(((written, step.script.rel, step.line),
+                    _find(job, written, cwd, entry) is not None))
     return out
+
+
+def _passed_at(step, written: str) -> Optional[tuple]:
+    """(script, line) of the job line that wrote the config, when the step runs in a
+    wrapper script that got it as an argument (`srun launch.sh --cfg x.yml`, launch.sh
+    running `python train.py "$@"`): the line the user edits."""
+    for launcher in step.chain:
+        if (launcher.path, launcher.line) == (step.script.rel, step.line):
+            continue
+        script = next((s for s in step.scripts if s.rel == launcher.path), None)
+        lines = script.text.splitlines() if script is not None else []
+        text = ""
+        for k in range(launcher.line - 1, min(len(lines), launcher.line + 40)):
+            text += lines[k]
+            if not lines[k].endswith("\\"):
+                break
+        if written in text:
+            return launcher.path, launcher.line
+    return None
 
 
 def _from_cwd(job: Job, step, rel: str) -> str:

@@ -187,8 +187,11 @@ def nearest_file(job: Job, entry: str, path: Path) -> Optional[str]:
     suffix = os.path.splitext(name)[1]
     near = [r for r in job.every_rel_set() if r.endswith(suffix) and r.startswith(prefix)
             and "/" not in r[len(prefix):]]
-    close = difflib.get_close_matches(name, [r[len(prefix):] for r in near], n=1, cutoff=0.8)
-    return prefix + close[0] if close else None
+    # the stems, case aside: `y.yaml` is not `x.yaml`, `350m.yml` is `350M.yml`
+    stems = {os.path.splitext(r[len(prefix):])[0].lower(): r for r in sorted(near)}
+    stem = os.path.splitext(name)[0].lower()
+    close = difflib.get_close_matches(stem, list(stems), n=1, cutoff=0.8)
+    return stems[close[0]] if close else None
 
 
 def _named_before(job: Job, script, step, entry: str) -> Optional[str]:

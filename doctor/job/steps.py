@@ -521,14 +521,21 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             sub_state = local.child()
             sub = replace(ctx, chain=tuple(chain), counts=counts, container=container,
                           scripts=_plus(ctx.scripts, wrapper), depth=ctx.depth + 1)
+            before = len(steps)
             _walk(wrapper, sub_state, sub, steps, "inner")
             ctx.scripts = sub.scripts
+            # `python train.py "$@"` in the wrapper: its arguments are the words after it
+            given = tuple(word_of(w, local) for w in words[i + 1:])
+            for s in steps[before:]:
+                if s.script is wrapper and any(a in _ALL_ARGS for a in s.args):
+                    s.args = tuple(x for a in s.args
+                                   for x in (given if a in _ALL_ARGS else (a,)))
             if not _RUNS_ARGS.search(wrapper.text):
                 return
             local = sub_state
             local.shell = state
             i += 1
-            after_wrapper = True
+            after_wrapper = bool(_RUNS_PROGRAM.search(wrapper.text))
             continue
         return
 
@@ -627,6 +634,11 @@ def _without_redirects(words: list) -> list:
 
 
 _RUNS_ARGS = re.compile(r'(^|[\s;])(exec\s+)?"?\$[@*]"?(\s|$)', re.M)
+# "$@" as the command (`exec "$@"`) or as python's program (`python3 -u "$@"`): the
+# wrapper's first argument is then the program it runs
+_RUNS_PROGRAM = re.compile(r'(^|[;&|(]|\b(then|do|exec|srun|time|env))\s*((\S*/)?python'
+                           r'[\d.]*(\s+-[A-Za-z]+)*\s+)?"?\$\{?[@*]\}?"?(?=[\s;&|)]|$)', re.M)
+_ALL_ARGS = {"$@", "${@}", "$*", "${*}"}
 
 
 def _wrapper_script(ctx: _Ctx, word: str) -> Optional[SbatchScript]:

@@ -1,0 +1,135 @@
+"""config-not-found, extended (issue 29): `.yml`, `--yaml`/`--cfg`/`--config-file`-style
+options, and arguments a wrapper passes on to python.
+
+The oracle is the program itself: each fixture's job line, run from the job's working
+directory with the fixture's own stand-in of the program's config lookup (DataAugmentation's
+load_yaml; a wrapper that only execs python), dies with FileNotFoundError where the check
+reports the config, and reads it where the check is silent.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, git_repo, result_of, run_doctor, validate_report
+
+CHECK = "config-not-found"
+FIXTURES = ROOT / "fixtures" / CHECK
+HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=00:10:00\n"
+
+
+def _copy(name: str, tmp: Path) -> Path:
+    repo = tmp / name
+    shutil.copytree(FIXTURES / name, repo,
+                    ignore=shutil.ignore_patterns("case.yaml", "SOURCE.md"))
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    return repo
+
+
+def _report(repo: Path, *scripts: str) -> dict:
+    args = [a for s in scripts for a in ("--sbatch", s)]
+    proc = run_doctor("run", "--static", "--only", CHECK, "--repo", str(repo),
+                      "--format", "json", *args, cwd=repo)
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    return result_of(validate_report(json.loads(proc.stdout)), CHECK)
+
+
+def _program(repo: Path, script: str) -> list:
+    """The job line's program (`python train.py --yaml X`), without its launcher."""
+    line = next(ln for ln in (repo / script).read_text().splitlines() if "train.py" in ln)
+    argv = shlex.split(line)
+    return argv[argv.index("python"):] if "python" in argv else argv[1:]
+
+
+def test_yaml_option_naming_no_file_is_an_error_the_program_confirms(tmp_path):
+    """DataAugmentation's `apptainer run … python train.py --yaml NAME.yaml`: the repo's
+    load_yaml opens ./utils/yaml/NAME; ADAMW.yaml and BT.yaml are nowhere."""
+    repo = _copy("fail_yaml_flag_nowhere", tmp_path)
+    scripts = ("scripts/ADAMW.sh", "scripts/BT.sh", "scripts/LARS_AN.sh")
+    res = _report(repo, *scripts)
+    got = {(f["location"]["path"], f["location"]["line"], f["data"]["config"], f["severity"])
+           for f in res["findings"]}
+    assert got == {("scripts/ADAMW.sh", 7, "ADAMW.yaml", "error"),
+                   ("scripts/BT.sh", 7, "BT.yaml", "error")}, res["findings"]
+    for script in scripts:
+        argv = _program(repo, script)
+        run = subprocess.run([sys.executable, *argv[1:]], cwd=repo, capture_output=True,
+                             text=True, timeout=60)
+        reported = script != "scripts/LARS_AN.sh"
+        assert (run.returncode != 0 and "FileNotFoundError" in run.stderr) == reported, \
+            (script, run.returncode, run.stderr[-500:])
+
+
+def test_config_through_a_wrapper_is_reported_and_the_wrapper_fails_on_it(tmp_path):
+    repo = _copy("fail_through_wrapper", tmp_path)
+    (f,) = _report(repo, "job.sbatch")["findings"]
+    assert f["location"] == {"path": "job.sbatch", "line": 5}, f
+    assert f["data"]["config"] == "configs/350m.yml" and f["severity"] == "error"
+    assert f["data"]["suggestion"] == "configs/350M.yml" and "configs/350M.yml" in f["fix"]
+    argv = shlex.split((repo / "job.sbatch").read_text().splitlines()[4])[1:]   # no srun
+    run = subprocess.run(["bash", *argv], cwd=repo, capture_output=True, text=True,
+                         timeout=30)
+    assert run.returncode != 0 and "FileNotFoundError" in run.stderr, run.stderr[-500:]
+    fixed = [a.replace("350m", "350M") for a in argv]   # the file the message names
+    ok = subprocess.run(["bash", *fixed], cwd=repo, capture_output=True, text=True,
+                        timeout=30)
+    assert ok.returncode == 0 and "n_layer: 24" in ok.stdout, ok.stderr[-500:]
+
+
+TRAIN = "import sys\nprint(sys.argv)\n"
+
+
+def test_each_option_form_and_yml_positional(tmp_path):
+    """`--cfg=X`, `--config-file X`, `--model_config X`, a positional `.yml`, each naming
+    a file that is nowhere, in one script; the options that name no file (Hydra's
+    `--cfg job`, an existing `--deepspeed_config`, an unresolved `$CFG`) are silent."""
+    script = HEAD + (
+        "srun python train.py --cfg=configs/small.yml\n"
+        "srun python train.py --config-file configs/base.yaml --model_config model.json\n"
+        "srun python train.py configs/tiny.yml\n"
+        "srun python train.py --cfg job --deepspeed_config ds.json --yaml $CFG\n")
+    repo = git_repo(tmp_path / "repo", {"job.sbatch": script, "train.py": TRAIN,
+                                        "ds.json": "{}\n", "configs/real.yml": "a: 1\n"})
+    res = _report(repo, "job.sbatch")
+    got = {(f["location"]["line"], f["data"]["config"]) for f in res["findings"]}
+    assert got == {(4, "configs/small.yml"), (5, "configs/base.yaml"), (5, "model.json"),
+                   (6, "configs/tiny.yml")}, res["findings"]
+    assert all(f["severity"] == "error" for f in res["findings"])
+
+
+def test_a_yml_config_that_exists_is_silent(tmp_path):
+    script = HEAD + "srun python train.py --yaml configs/real.yml\n" \
+                    "srun python train.py --cfg real.yml\n"   # (the one file of that name)
+    repo = git_repo(tmp_path / "repo", {"job.sbatch": script, "train.py": TRAIN,
+                                        "configs/real.yml": "a: 1\n"})
+    res = _report(repo, "job.sbatch")
+    assert res["status"] == "pass" and not res["findings"], res
+
+
+def test_a_config_given_to_a_wrapper_that_runs_python_with_its_arguments(tmp_path):
+    """`srun launch.sh --cfg configs/y.yaml`, launch.sh running `python train.py "$@"`:
+    the config reaches train.py; the finding names both lines and sits on the job's."""
+    launch = "#!/bin/bash\nexport OMP_NUM_THREADS=1\npython3 train.py \"$@\"\n"
+    train = ("import argparse\np = argparse.ArgumentParser()\np.add_argument('--cfg')\n"
+             "open(p.parse_args().cfg).read()\n")
+    repo = git_repo(tmp_path / "repo", {
+        "job.sbatch": HEAD + "srun launch.sh --cfg configs/y.yaml\n",
+        "ok.sbatch": HEAD + "srun launch.sh --cfg configs/x.yaml\n",
+        "launch.sh": launch, "train.py": train, "configs/x.yaml": "a: 1\n"})
+    (f,) = _report(repo, "job.sbatch")["findings"]
+    assert f["location"] == {"path": "job.sbatch", "line": 4} and f["severity"] == "error", f
+    assert "launch.sh:3 runs train.py with the config configs/y.yaml (passed to it by " \
+           "job.sbatch:4)" in f["message"], f["message"]
+    assert _report(repo, "ok.sbatch")["status"] == "pass"
+    for name, fails in (("job.sbatch", True), ("ok.sbatch", False)):
+        argv = shlex.split((repo / name).read_text().splitlines()[3])[1:]   # no srun
+        run = subprocess.run(["bash", *argv], cwd=repo, capture_output=True, text=True,
+                             timeout=30)
+        assert (run.returncode != 0 and "FileNotFoundError" in run.stderr) == fails, \
+            (name, run.stderr[-500:])
