@@ -36,7 +36,12 @@ OUT_NAMES = {"save", "load", "output", "output_dir", "output_path", "outdir", "o
 # Python keywords that name a checkpoint or output directory (ModelCheckpoint(dirpath=),
 # Trainer(default_root_dir=), TrainingArguments(output_dir=) ...).
 CODE_KEYWORDS = {"dirpath", "default_root_dir", "output_dir", "save_dir", "checkpoint_dir",
-                 "ckpt_dir", "save_path", "checkpoint_path", "save_folder", "logging_dir"}
+                 "ckpt_dir", "save_path", "checkpoint_path", "save_folder"}
+# Names of a path the job reads to resume or start from: one the job script copies to
+# node-local storage before the step (staging a checkpoint for speed) is made anew by
+# every run, requeued or not.
+READ_NAMES = {"load", "resume", "resume_from", "resume_dir", "resume_from_checkpoint",
+              "resume_path", "ckpt_path", "pretrained", "init_from"}
 # Commands that copy a directory back to shared storage after the step.
 COPIES = {"cp", "rsync", "mv", "tar", "scp", "rclone"}
 BIND_FLAGS = {"-B", "--bind", "-v", "--volume", "--container-mounts", "--mount"}
@@ -56,6 +61,7 @@ class Output:
     root: str         # the node-local root it is under: /tmp, $SLURM_TMPDIR ...
     proven: bool      # the root is node-local for sure (a literal path, $SLURM_TMPDIR)
     step_line: int    # the line of the step that writes it (for the copy-back search)
+    step_rel: str = ""   # the script that holds that step
 
 
 @check(CHECK, title="Checkpoints or outputs written to node-local storage by a job that "
@@ -81,7 +87,9 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
     `$LOCAL_SCRATCH`, whose value the job script does not set: a warning (node-local
     on most clusters, but the doctor cannot see it). A `./tmp` of the working directory
     is no node-local path. A container bind onto the path (`-B /scratch/x:/tmp`) takes it
-    off node-local storage. A job script that copies the directory back after the step
+    off node-local storage. A checkpoint the step only reads (`--load`, `--resume_from`)
+    that the job script copies onto the node before the step (`cp`, `rsync`, `tar -C`)
+    is staged anew by every run, requeued or not: not a finding. A job script that copies the directory back after the step
     (`cp -r`, `rsync`, `mv` from it) keeps the last result of a job that ends normally,
     so that is a warning: a requeued or preempted job never reaches the copy.
 
@@ -219,11 +227,14 @@ def _outputs(job: Job, script: SbatchScript) -> Iterator[Output]:
                 continue
             passed.add(_norm(name))
             root = _judged(job, step, value)
-            if root is not None:
-                shown = word if eq else f"{word} {value}"
-                yield Output(value, f"`{shown}` of the step at {where}",
-                             Location(step.script.rel, step.line), root[0], root[1],
-                             step.line)
+            if root is None:
+                continue
+            out = Output(value, f"`{word if eq else f'{word} {value}'}` of the step at "
+                         f"{where}", Location(step.script.rel, step.line), root[0], root[1],
+                         step.line, step.script.rel)
+            if _norm(name) in READ_NAMES and _copies(job, script, out, before=True):
+                continue   # staged onto the node by the job itself, every run
+            yield out
         yield from _config_outputs(job, script, step)
         yield from _code_outputs(job, step, passed)
 
@@ -242,7 +253,7 @@ def _config_outputs(job: Job, script: SbatchScript, step) -> Iterator[Output]:
                 at = f"{loc.path}:{loc.line}" if loc.line else loc.path
                 yield Output(value, f"`{dotted}: {value}` at {at} (read by the step at "
                              f"{step.script.rel}:{step.line})", loc, root[0], root[1],
-                             step.line)
+                             step.line, step.script.rel)
 
 
 def _code_outputs(job: Job, step, passed: set) -> Iterator[Output]:
@@ -280,7 +291,8 @@ def _code_outputs(job: Job, step, passed: set) -> Iterator[Output]:
                 if root is not None:
                     yield Output(value, f"{what} at {rel}:{node.lineno} (run by the step at "
                                  f"{step.script.rel}:{step.line})",
-                                 Location(rel, node.lineno), root[0], root[1], step.line)
+                                 Location(rel, node.lineno), root[0], root[1], step.line,
+                                 step.script.rel)
 
 
 def _module_consts(tree: ast.AST) -> dict:
@@ -347,32 +359,36 @@ def _known(node: ast.AST, consts: dict) -> Optional[tuple]:
 
 
 # ---- the finding --------------------------------------------------------------------
-def _copied_back(job: Job, script: SbatchScript, out: Output) -> Optional[str]:
-    """file:line of a `cp`/`rsync`/`mv` after the step whose source is the output (or a
-    directory above it, or a path under it)."""
-    if out.root.startswith("$") and out.written.startswith("$"):
-        target = out.written
-    else:
-        target = posixpath.normpath(out.written)
+def _copies(job: Job, script: SbatchScript, out: Output, before: bool) -> Optional[str]:
+    """file:line of a `cp`/`rsync`/`mv`/`tar` of the job script that copies the output
+    (or a directory above it, or a path under it) back after the step, or, `before`,
+    onto it before the step (its destination, or `tar -C`)."""
+    if out.step_rel and out.step_rel != script.rel:
+        return None   # the step is in a sourced script: its lines are not this one's
+    target = out.written if out.written.startswith("$") else posixpath.normpath(out.written)
     values = Values(script)
     for cmd in script.commands:
-        if cmd.line <= out.step_line or not cmd.argv:
+        if not cmd.argv or (cmd.line >= out.step_line if before else cmd.line <= out.step_line):
             continue
         if posixpath.basename(cmd.argv[0]) not in COPIES:
             continue
-        for raw in cmd.words[1:-1] if len(cmd.words) > 2 else cmd.words[1:]:
-            if raw.startswith("-"):
-                continue
-            src = values.expand(raw, cmd.line).text.strip("'\"").rstrip("/")
-            src = posixpath.normpath(src) if src.startswith("/") else src
-            if src and (target == src or target.startswith(src + "/")
-                        or src.startswith(target.rstrip("/") + "/")):
+        words = [w for w in cmd.words[1:] if not w.startswith("-")]
+        if before:
+            chdir = [cmd.words[i + 1] for i, w in enumerate(cmd.words[:-1]) if w == "-C"]
+            paths = chdir or words[-1:]
+        else:
+            paths = words[:-1] if len(words) > 1 else words
+        for raw in paths:
+            p = values.expand(raw, cmd.line).text.strip("'\"").rstrip("/")
+            p = posixpath.normpath(p) if p.startswith("/") else p
+            if p and (target == p or target.startswith(p + "/")
+                      or p.startswith(target.rstrip("/") + "/")):
                 return f"{script.rel}:{cmd.line}"
     return None
 
 
 def _finding(job: Job, script: SbatchScript, risk: Risk, out: Output) -> Finding:
-    copied = _copied_back(job, script, out)
+    copied = _copies(job, script, out, before=False)
     if out.root.startswith("$"):
         where = (f"{out.root}, node-local storage" if out.proven else
                  f"{out.root} (node-local on most clusters; the job script does not set it, "

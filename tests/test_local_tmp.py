@@ -43,6 +43,9 @@ CASES = {
     # copied back at the end: lost only on preemption/requeue
     "copied_back": ("#SBATCH --nodes=2\nsrun python3 train.py --output_dir /tmp/run\n"
                     "rsync -a /tmp/run/ /scratch/me/run/\n", (3, "warning")),
+    # a staged copy only spares what the job reads: its output there is still lost
+    "staged_then_saved": ("#SBATCH --requeue\ncp -r /scratch/me/ckpt /tmp/ckpt\n"
+                          "srun python3 train.py --save /tmp/ckpt\n", (4, "error")),
     # silent: not at risk, or not node-local
     "short_job": ("#SBATCH --time=04:00:00\nsrun python3 train.py --output_dir /tmp/run\n",
                   None),
@@ -57,6 +60,10 @@ CASES = {
                     "--output_dir /scratch/run\n", None),
     "cache_in_tmp": ("#SBATCH --nodes=2\nexport TRITON_CACHE_DIR=/tmp/triton\n"
                      "srun python3 train.py\n", None),
+    "staged_load": ("#SBATCH --requeue\ncp -r /scratch/me/ckpt /tmp/ckpt\n"
+                    "srun python3 train.py --load /tmp/ckpt --save /scratch/me/ckpt\n", None),
+    "staged_tar": ("#SBATCH --nodes=2\ntar xf /scratch/me/init.tar -C $SLURM_TMPDIR\n"
+                   "srun python3 train.py --resume_from $SLURM_TMPDIR/init\n", None),
     "job_keyed_shared": ("#SBATCH --requeue\nsrun python3 train.py "
                          "--output_dir /scratch/$USER/$SLURM_JOB_ID\n", None),
     "exported_tmpdir": ("#SBATCH --requeue\nexport TMPDIR=/scratch/me/tmp\n"
