@@ -356,7 +356,17 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
                                 f"/dev/shm is full ({head}) with {run.plan.ranks} rank(s) on "
                                 f"{_shm_words(run)}", FIXES["shm-exhaustion"], worker=worker,
                                 frame=frame, stack=_stack(frames, repo))]
-        if phase in ("factory", "loader"):
+        if phase == "loader":   # the factory gave (dataset, kwargs): the doctor's call
+            given = (r.event("kwargs") or {}).get("kwargs") or {}
+            args = ", ".join(f"{k}={v}" for k, v in given.items())
+            return [DataFailure("loader-exception", r.rank, f"rank {r.rank}: DataLoader(dataset, "
+                                f"{args}) with the arguments {run.plan.spec} returned raised "
+                                f"{head}", "Fix these arguments where the job's config sets "
+                                "them: torch rejects them before any batch is loaded "
+                                "(prefetch_factor and persistent_workers need num_workers > 0).",
+                                stack=_stack(frames, repo),
+                                extra={"kwargs": given})]
+        if phase == "factory":
             at = "the DataLoader(...) call" if any(f.func == "__init__" and "dataloader" in
                                                    f.file for f in frames) else "the factory"
             return [DataFailure("loader-exception", r.rank, f"rank {r.rank}: {at} raised "

@@ -386,6 +386,7 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
         made = load_factory(spec)()
         if isinstance(made, tuple) and len(made) == 2 and isinstance(made[1], dict):
             state["phase"] = "loader"   # (dataset, the job's DataLoader kwargs)
+            emit("kwargs", kwargs={str(k): repr(v)[:200] for k, v in made[1].items()})
             made = torch.utils.data.DataLoader(made[0], **made[1])
         if not isinstance(made, torch.utils.data.DataLoader):
             raise TypeError(f"the factory {spec} returned {type(made).__name__}, not a "
