@@ -3,6 +3,7 @@ configures (Megatron's TP × PP × CP, nanotron's dp × tp × pp, accelerate's c
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -32,6 +33,7 @@ MEGATRON = {"tp": ("--tensor-model-parallel-size",), "pp": ("--pipeline-model-pa
             "etp": ("--expert-tensor-parallel-size",)}
 # flags that change Megatron's model size in a way this check does not model
 MEGATRON_UNMODELLED = ("--tensor-parallel-num-weight-shards",)
+MAX_EDITS = 50   # srun edits per run (each reads its file)
 CONFIG_FLAGS = ("--config-file", "--config_file", "--config", "--cfg", "-c", "--yaml")
 
 
@@ -252,12 +254,9 @@ def _nodes_rule(job: Job, script: Any, step: Any, steps: list, launcher: Any) ->
         # the script may start the other nodes' launchers itself: one launch per node
         # (`torchrun --nnodes 2 --node-rank 0 … &` and `--node-rank 1 … &`), or remote
         # commands (ssh, pdsh, mpirun) the model of the steps does not follow
-        twins = [s for s in steps if (x := _launcher(s)) is not None and x.kind == launcher.kind
-                 and BATCH_STEP in s.nodes.source
-                 and _option(x.argv, NODE_OPTIONS[x.kind]) == raw]
-        if len(twins) >= lo:
+        if _launches(job, script, steps)[(launcher.kind, "batch", raw)] >= lo:
             return
-        remote = _remote(step)
+        remote = _remote(job, step)
         alloc_txt = (f"; the job has {alloc_n} node(s) ({alloc_src})" if alloc_n else "")
         msg = (f"{name} at {lwhere} waits for {lo} nodes ({how}) but runs in the batch step "
                f"(no srun before it), which Slurm runs once, on the job's first node"
@@ -280,11 +279,9 @@ def _nodes_rule(job: Job, script: Any, step: Any, steps: list, launcher: Any) ->
     started = step.nodes
     if srun is None or started.value is None or started.source == "default":
         return
-    twins = [s for s in steps if (x := _launcher(s)) is not None and x.kind == launcher.kind
-             and s.launcher("srun") is not None and s is not step
-             and _option(x.argv, NODE_OPTIONS[x.kind]) == raw]
+    twins = _launches(job, script, steps)[(launcher.kind, "srun", raw)] > 1
     if lo > started.value:
-        if twins or _in_loop_or_background(step):
+        if twins or _in_loop_or_background(job, step):
             # per-node launches (`srun -N1 -w $node torchrun … &` in a loop): the model
             # reads a loop once, so the nodes of the other launches are not counted
             yield Finding(
@@ -303,7 +300,7 @@ def _nodes_rule(job: Job, script: Any, step: Any, steps: list, launcher: Any) ->
                 f"or request {lo} nodes (`#SBATCH --nodes={lo}`).",
             commands=("--nnodes=$SLURM_NNODES",) if launcher.kind == "torchrun" else (),
             data=dict(data, rule="srun_nodes", nodes=started.value))
-    elif hi < started.value and not twins and not _in_loop_or_background(step):
+    elif hi < started.value and not twins and not _in_loop_or_background(job, step):
         yield Finding(
             f"srun starts {name} on {started.value} nodes ({started.source}) but it forms a "
             f"group of {hi} ({how}, {lwhere}): the launchers of the other "
@@ -345,47 +342,80 @@ def _name(launcher: Any) -> str:
     return "torchrun"
 
 
-def _remote(step: Any) -> str:
+def _launches(job: Job, script: Any, steps: list) -> Counter:
+    """{(kind, "batch"|"srun"|"", --nnodes as written): launches} of a script's steps,
+    counted once per script (a script of many launches stays linear)."""
+    def count() -> Counter:
+        out: Counter = Counter()
+        for st in steps:
+            x = _launcher(st)
+            if x is not None:
+                mode = "batch" if BATCH_STEP in st.nodes.source else \
+                    "srun" if st.launcher("srun") is not None else ""
+                out[(x.kind, mode, _option(x.argv, NODE_OPTIONS[x.kind]))] += 1
+        return out
+    return job.memo(("world_size_launches", script.rel), count)
+
+
+def _shape(job: Job, script: Any) -> tuple:
+    """Per line of a script (1-based; index 0 unused), read once: the loop depth before
+    it (`do` … `done`), the line of the innermost `if`/`case` open before it (0: none),
+    and the lines. Keyed by the text too: a here-document is a script of the same name."""
+    def read() -> tuple:
+        depth = 0
+        opened: list = []
+        loops, branches = [0], [0]
+        lines = script.text.splitlines()
+        for i, text in enumerate(lines, 1):
+            loops.append(depth)
+            branches.append(opened[-1] if opened else 0)
+            code = text.split("#", 1)[0]
+            depth += len(re.findall(r"(?:^|[;\s])do(?:\s|$)", code))
+            depth -= len(re.findall(r"(?:^|[;\s])done\b", code))
+            for word in re.findall(r"(?:^|(?<=[;\s]))(if|case|fi|esac)(?=[\s;]|$)", code):
+                if word in ("if", "case"):
+                    opened.append(i)
+                elif opened:
+                    opened.pop()
+        return loops, branches, lines
+    return job.memo(("world_size_shape", script.rel, hash(script.text)), read)
+
+
+def _remote(job: Job, step: Any) -> str:
     """`ssh at job.sh:12` where a script of the step runs a command on other hosts."""
     for s in step.scripts:
         if s is None:
             continue
-        m = REMOTE.search(s.text)
-        if m:
-            return f"{m.group(1)} at {s.rel}:{s.text.count(chr(10), 0, m.start()) + 1}"
+        found = job.memo(("world_size_remote", s.rel, hash(s.text)),
+                         _searcher(s.text))
+        if found:
+            return f"{found.group(1)} at {s.rel}:{s.text.count(chr(10), 0, found.start()) + 1}"
     return ""
 
 
-def _in_loop_or_background(step: Any) -> bool:
+def _searcher(text: str) -> Any:
+    return lambda: REMOTE.search(text)
+
+
+def _in_loop_or_background(job: Job, step: Any) -> bool:
     """The step's line is inside a for/while loop, or the command is sent to the
     background (`&`): the script may start it several times."""
-    lines = step.script.text.splitlines()
-    depth = 0
-    for text in lines[:max(step.line - 1, 0)]:
-        code = text.split("#", 1)[0]
-        depth += len(re.findall(r"(?:^|[;\s])do(?:\s|$)", code))
-        depth -= len(re.findall(r"(?:^|[;\s])done\b", code))
-    if depth > 0:
+    loops, _, lines = _shape(job, step.script)
+    if 0 < step.line < len(loops) and loops[step.line] > 0:
         return True
     # the command's last line: the first from its line on that does not end in a backslash
-    for text in lines[max(step.line - 1, 0):]:
+    for text in lines[max(step.line - 1, 0):max(step.line - 1, 0) + 200]:
         if not text.rstrip().endswith("\\"):
             return bool(re.search(r"(?<![&>|])&\s*(#.*)?$", text.rstrip()))
     return False
 
 
-def _branch(step: Any) -> str:
+def _branch(job: Job, step: Any) -> str:
     """`job.sh:12` where the step's line is inside an `if`/`case` that opens there (the
     model reads both branches; the job may take the other one), else ""."""
-    opened: list = []
-    for i, text in enumerate(step.script.text.splitlines()[:max(step.line - 1, 0)], 1):
-        code = text.split("#", 1)[0]
-        for word in re.findall(r"(?:^|(?<=[;\s]))(if|case|fi|esac)(?=[\s;]|$)", code):
-            if word in ("if", "case"):
-                opened.append(i)
-            elif opened:
-                opened.pop()
-    return f"{step.script.rel}:{opened[-1]}" if opened else ""
+    _, branches, _ = _shape(job, step.script)
+    line = branches[step.line] if 0 < step.line < len(branches) else 0
+    return f"{step.script.rel}:{line}" if line else ""
 
 
 def _written_at(step: Any, flag: str) -> str:
@@ -434,6 +464,11 @@ def _srun_edit(job: Job, launcher: Any) -> Any:
             not endpoint or \
             re.match(r"(localhost|127\.[\d.]+|0\.0\.0\.0|\[?::1\]?)(:|$)", endpoint):
         return None
+    # each edit reads the file: a script of thousands of such launches gets the first few
+    made = job.memo("world_size_edits", lambda: [0])
+    if made[0] >= MAX_EDITS:
+        return None
+    made[0] += 1
     lines = edits.read_lines(job, launcher.path) or []
     if not 1 <= launcher.line <= len(lines):
         return None
@@ -625,7 +660,7 @@ def _parallel_rules(job: Job, script: Any, step: Any) -> Iterator[Finding]:
     # links the doctor cannot show: the step in an if/case branch, a node count that falls
     # back to a default where Slurm sets it in the job
     unknown = []
-    branch = _branch(step)
+    branch = _branch(job, step)
     if branch:
         unknown.append(f"the step is in the branch at {branch}, which the job may not take")
     fallback = _slurm_fallback(job, step)
