@@ -124,6 +124,7 @@ class _Reader:
         self.parsers: list = []
         self.calls: list = []
         self.active: list = []      # functions being read (no recursion)
+        self.budget = _BUDGET       # statements read, helpers' bodies once per call
         self.file_unknown = _file_unknowns(tree)
         # the names ArgumentParser goes by here: argparse's only (configargparse's and
         # jsonargparse's read config files and the environment too)
@@ -142,6 +143,9 @@ class _Reader:
     def _body(self, stmts: list, env: dict, cond: bool, depth: int) -> Any:
         """Reads statements in order; returns what a `return` gives (a _Ref) or None."""
         for st in stmts:
+            self.budget -= 1
+            if self.budget < 0:    # helpers called from many places, many levels deep
+                raise _TooMuch()
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
             if isinstance(st, ast.Return):
@@ -337,7 +341,7 @@ class _Reader:
             given = call.args[0] if call.args else kw.get("args")
             if given is not None and not _is_argv_tail(given) and not (
                     isinstance(given, ast.Constant) and given.value is None):
-                why = f"parses {ast.unparse(given)[:60]}, not the command line"
+                why = f"parses {dotted(given) or 'a value'}, not the command line"
             if None in kw:
                 why = "parse_args(**…)"
             self.calls.append(ParseCall(parser, call.lineno, attr, cond, why))
@@ -446,10 +450,22 @@ def _literal_bool(node: ast.expr) -> Optional[bool]:
     return v if isinstance(v, bool) else None
 
 
+class _TooMuch(Exception):
+    pass
+
+
+_BUDGET = 50_000
+
+
 def read_parsers(tree: ast.Module) -> tuple:
     """(parse calls, file-wide reasons for no claim) of an entry module."""
     r = _Reader(tree)
-    r.read()
+    try:
+        r.read()
+    except _TooMuch:
+        return [], [f"more than {_BUDGET:,} statements to read"]
+    except RecursionError:   # an expression nested deeper than Python's recursion limit
+        return [], ["an expression nested too deep to read"]
     return r.calls, r.file_unknown
 
 
@@ -685,6 +701,13 @@ def _command_word(parser: Parser, head: list, tail: list) -> Optional[tuple]:
 # ---- click ----------------------------------------------------------------------------
 
 def read_click(tree: ast.Module) -> list:
+    try:
+        return _read_click(tree)
+    except RecursionError:
+        return []
+
+
+def _read_click(tree: ast.Module) -> list:
     """[(Parser, line of the call that runs it)] for each `@click.command` function the
     module runs where Python runs it (`main()` at module level or under `if __name__ ==
     "__main__":`, with no arguments). Groups, shared option decorators, `cls=`, envvar,
