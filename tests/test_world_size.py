@@ -106,10 +106,15 @@ def test_links_the_doctor_cannot_show_make_warnings_that_name_them(tmp_path):
                       "torchrun --nnodes 2 --node-rank 0 --master_addr $(hostname) train.py\n",
         "loop.sbatch": HEAD + "for n in $(scontrol show hostnames); do\n"
                        "  srun -N1 -w $n torchrun --nnodes 2 --nproc_per_node 4 "
-                       f"{RDZV} train.py &\ndone\nwait\n"})
+                       f"{RDZV} train.py &\ndone\nwait\n",
+        # not sent to the background: the loop alone says the script may launch it again
+        "while.sbatch": HEAD + "while read n; do\n"
+                        "  srun -N1 -w $n torchrun --nnodes 2 --nproc_per_node 4 "
+                        f"{RDZV} train.py\ndone < nodes.txt\n"})
     found = _by_file(_result(repo))
     assert {p: f["severity"] for p, f in found.items()} == {
-        "var.sbatch": "warning", "ssh.sbatch": "warning", "loop.sbatch": "warning"}
+        "var.sbatch": "warning", "ssh.sbatch": "warning", "loop.sbatch": "warning",
+        "while.sbatch": "warning"}
     assert "--nnodes $NNODES, which the doctor cannot resolve" in found["var.sbatch"]["message"]
     assert "unless ssh at ssh.sbatch:5 starts them" in found["ssh.sbatch"]["message"]
     assert "srun starts it on 1" in found["loop.sbatch"]["message"]
