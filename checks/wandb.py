@@ -10,7 +10,7 @@ from doctor.job.context import Job
 from doctor.model import FixOption, add, run
 from doctor.job.env import followed_env
 from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
-from doctor.job.sources import trees_mentioning
+from doctor.job.sources import nodes, trees_mentioning
 
 QUIET_MODES = ("offline", "disabled", "dryrun")
 
@@ -20,7 +20,7 @@ def wandb_usage(job: Job) -> tuple:
     first = None
     quiet_inits, inits = 0, 0
     for path, tree in trees_mentioning(job, b"wandb", b"Wandb"):
-        for node in ast.walk(tree):
+        for node in nodes(tree):   # ast.walk's order, listed once per tree
             mods = []
             if isinstance(node, ast.Import):
                 mods = [a.name for a in node.names]

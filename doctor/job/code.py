@@ -22,7 +22,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 from doctor.job.configs import is_unresolved
 from doctor.job.sources import (dotted, judges_all, nodes, text_of, tree_of,
-                                 trees_mentioning)
+                                 trees_mentioning, walk)
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -488,9 +488,10 @@ class _Module:
             for t in st.targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                     scope.dict_opaque.add(t.value.id)
-        for node in ast.walk(st):   # loop, with and walrus targets: not one plain value
+        # (walk: ast.walk's nodes in its order, a third faster: every statement is read)
+        for node in walk(st):   # loop, with and walrus targets: not one plain value
             for t in _loose_targets(node):
-                for n in ast.walk(t):
+                for n in walk(t):
                     if isinstance(n, ast.Name):
                         scope.bind(n.id, None)
 
@@ -523,9 +524,9 @@ class _Module:
 
     def _exprs(self, node: ast.AST, scope: _Scope, conds: tuple) -> None:
         in_ifexp: set = set()
-        for n in ast.walk(node):
+        for n in walk(node):
             if isinstance(n, ast.IfExp):
-                in_ifexp |= {id(c) for b in (n.body, n.orelse) for c in ast.walk(b)}
+                in_ifexp |= {id(c) for b in (n.body, n.orelse) for c in walk(b)}
             if isinstance(n, ast.Call):
                 self.calls.append((n, scope, conds + (((None, True),) if id(n) in in_ifexp
                                                       else ())))
