@@ -8,6 +8,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
+from doctor.job.launch import console_scripts
 from doctor.job.sbatch import SbatchScript
 from doctor.job.overrides import parse_overrides
 from doctor.job.closure import step_files
@@ -108,8 +109,8 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
         yield from hydra
         return
     tree = tree_of(job, entry)
-    if not isinstance(tree, ast.Module):
-        return
+    if not isinstance(tree, ast.Module) or _via_console_script(job, step):
+        return   # (a console script calls one function: `if __name__ == "__main__":` never runs)
     calls, file_unknown = job.memo(("cliparse", str(entry)), lambda: read_parsers(tree))
     calls = [c for c in calls if not c.conditional and not c.why]
     clicks = job.memo(("cliparse-click", str(entry)), lambda: read_click(tree))
@@ -135,6 +136,21 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
             continue
         seen.add(key)
         yield _finding(job, step, rel, call, missing, unknown)
+
+
+def _via_console_script(job: Job, step) -> bool:
+    """Whether the step runs its entry module as one of the repo's console scripts (the
+    job model reads `train-cli …` as `python -m pkg.cli …`)."""
+    if not step.entry_is_module or step.entry not in console_scripts(job).values():
+        return False
+    lines = step.script.text.splitlines()
+    n, text = step.line, ""
+    while 0 < n <= len(lines):          # the command's line and its `\` continuations
+        text += " " + lines[n - 1].rstrip().rstrip("\\")
+        if not lines[n - 1].rstrip().endswith("\\"):
+            break
+        n += 1
+    return not re.search(rf"-m\s+{re.escape(step.entry)}\b", text)
 
 
 def _finding(job: Job, step, rel: str, call, missing: list, unknown: list) -> Finding:

@@ -155,6 +155,43 @@ def test_links_the_doctor_cannot_read_make_no_claim(tmp_path, body):
     assert not result["findings"], result
 
 
+CLI = entry('''
+    def main():
+        print("a console script calls this")
+
+
+    if __name__ == "__main__":
+        p = argparse.ArgumentParser()
+        p.add_argument("--datadir", required=True)
+        p.parse_args()
+    ''')
+
+
+@pytest.mark.parametrize("line,flagged", [
+    ("srun train-cli --epochs 1", False),          # the console script calls main() only
+    ("srun python -m pkg.cli --epochs 1", True),   # -m runs the __main__ block
+])
+def test_a_console_script_does_not_run_the_main_block(tmp_path, line, flagged):
+    repo = git_repo(tmp_path / "r", {
+        "job.sh": HEAD + line + "\n", "pkg/__init__.py": "", "pkg/cli.py": CLI,
+        "pyproject.toml": '[project]\nname = "pkg"\n\n[project.scripts]\n'
+                          'train-cli = "pkg.cli:main"\n'})
+    _, result = check_result(repo)
+    assert bool(result["findings"]) == flagged, result
+
+
+def test_local_rank_comes_from_the_launcher(tmp_path):
+    body = '''
+    p = argparse.ArgumentParser()
+    p.add_argument("--local_rank", type=int, required=True)
+    p.parse_args()
+    '''
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "python -m torch.distributed.launch "
+                                     "--nproc_per_node 2 train.py\n", "train.py": entry(body)})
+    _, result = check_result(repo)
+    assert not result["findings"], result
+
+
 def test_env_default_does_not_spare_a_required_option(tmp_path):
     """argparse ignores default= of a required option: os.environ.get(...) is no fallback."""
     body = '''

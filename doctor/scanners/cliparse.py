@@ -513,7 +513,7 @@ def judge(parser: Parser, words: list, unknown_words: list) -> tuple:
     maybe = unknown_words[0] if unknown_words else ""
     out: list = []
     for a in parser.args:
-        if a.flags and a.required and not a.conditional and \
+        if a.flags and a.required and not a.conditional and not _launcher_given(a) and \
                 not any(_gives(a, w, parser) for w in head):
             out.append(Missing(parser, (a.name(),), (a.where,), "option", maybe))
     for gid, (req, line) in parser.groups.items():
@@ -576,6 +576,12 @@ def _positionals(parser: Parser, pos: list, supply: int, maybe: str) -> list:
         names = subs.dest or "{" + ",".join(subs.commands) + "}"
         out.append(Missing(parser, (names,), (subs.line,), "command", maybe))
     return out
+
+
+def _launcher_given(a: Arg) -> bool:
+    """`--local_rank`/`--local-rank`: torch.distributed.launch and the deepspeed launcher
+    add it to the command line themselves."""
+    return any("local_rank" in f or "local-rank" in f for f in a.flags)
 
 
 def _split_dashdash(words: list) -> tuple:
