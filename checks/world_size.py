@@ -625,6 +625,12 @@ def world_of(job: Job, step: Any) -> World:
         return World(None, "", f"the job's nodes ({nodes.source})")
     if tasks.value is None:
         return World(None, "", f"the tasks per node ({tasks.source})")
+    if "÷ nodes" in tasks.source:
+        # `--ntasks=N` spread over the nodes: the world is N, not nodes × ⌈N ÷ nodes⌉
+        m = re.search(r"--ntasks[= ](\d+)", tasks.source)
+        if not m:
+            return World(None, "", f"the tasks ({tasks.source})")
+        return World(int(m.group(1)), tasks.source.replace(" ÷ nodes", ""))
     return World(nodes.value * tasks.value,
                  f"{nodes.value} node(s) ({nodes.source}) × {tasks.value} task(s) per node "
                  f"({tasks.source})")

@@ -166,9 +166,14 @@ def test_megatron_parallel_sizes_must_divide_the_world_size(tmp_path):
         "good.sbatch": script(2, 4),
         "var.sbatch": script("$TP", 2),   # unresolved: silent
         "branch.sbatch": MEGATRON.replace("srun", "if [ -n \"$X\" ]; then\nsrun").format(
-            pre="", rdzv=RDZV, tp=4, pp=3) + "fi\n"})
+            pre="", rdzv=RDZV, tp=4, pp=3) + "fi\n",
+        # 6 tasks over 4 nodes: the world is 6 (not 4 × ⌈6 ÷ 4⌉ = 8, which TP 4 divides)
+        "ntasks.sbatch": "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks=6\n"
+                         "srun python pretrain_gpt.py --tensor-model-parallel-size 4\n"})
     found = _by_file(_result(repo))
-    assert set(found) == {"bad.sbatch", "branch.sbatch"}, found
+    assert set(found) == {"bad.sbatch", "branch.sbatch", "ntasks.sbatch"}, found
+    assert "does not divide its world size 6 (ntasks.sbatch:3 (#SBATCH --ntasks=6))" in \
+        found["ntasks.sbatch"]["message"]
     bad = found["bad.sbatch"]
     assert (bad["severity"], bad["location"]["line"]) == ("error", 5)
     assert "TP 4 (bad.sbatch:6) × PP 3 (bad.sbatch:7) = 12, which does not divide its world " \
