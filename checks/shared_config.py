@@ -27,6 +27,10 @@ NOT_READERS = {"cat", "echo", "printf", "sed", "awk", "rm", "ls", "head", "tail"
                "mkdir", "sort", "uniq", "wc", "touch", "cp", "mv", "tee", "grep", "test",
                "[", "[[", "diff", "stat", "file", "scontrol", "hostname"}
 NODE_LOCAL = ("/tmp/", "/var/tmp/", "/dev/shm/")
+# Commands whose output is the job's own (its nodes, its GPUs): a file written from them
+# differs between jobs even when no variable is written.
+JOB_OUTPUT = {"scontrol", "hostname", "srun", "nvidia-smi", "rocm-smi", "squeue", "sinfo",
+              "accelerate", "ip", "getent"}
 SHELL_SUFFIXES = {".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".job"}
 
 
@@ -37,6 +41,7 @@ class Write:
     path: str         # expanded
     how: str          # "`cat > …`", "`accelerate config --config_file …`"
     keyed: bool       # per job: $SLURM_JOB_ID, array task, mktemp, $$
+    varies: bool      # what is written depends on the job (a variable, scontrol's output)
 
 
 @check(CHECK, title="A job rewrites a launch config at a fixed path that concurrent jobs "
@@ -55,8 +60,12 @@ def shared_launch_config(job: Job) -> Iterator[Finding]:
     relative path when several jobs of the script run at once (a job array, or a shell
     script of the repo that submits it in a loop or more than once). A path keyed by the
     job (`$SLURM_JOB_ID`, `$SLURM_ARRAY_TASK_ID`, `$(mktemp)`, `$$`) is per job; a path
-    under node-local /tmp is not shared between nodes' jobs and is left alone. Always a
-    warning: whether two jobs overlap is a matter of timing.
+    under node-local /tmp is not shared between nodes' jobs and is left alone; a file
+    whose text is the same whichever job writes it (a quoted here-document, an `echo` of
+    literal words) is shared harmlessly. A text varies when it expands a variable or a
+    command, or comes from a command whose output is the job's own (`scontrol show
+    hostnames`, `hostname`, `accelerate config`). Always a warning: whether two jobs
+    overlap is a matter of timing.
 
     ## Why it matters
     Two jobs that run at once each rewrite the file, and each reads whichever was
@@ -85,8 +94,8 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Finding]:
     many: Optional[str] = None
     many_done = False
     for w in writes:
-        if w.keyed:
-            continue
+        if w.keyed or not w.varies:
+            continue   # per job, or the same text whichever job writes it
         reader = _reader(script, values, w)
         if reader is None:
             continue
@@ -103,7 +112,11 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Finding]:
 # ---- what the script writes ---------------------------------------------------------
 def _writes(script: SbatchScript, values: Values) -> list:
     out: list = []
-    for cmd in script.commands:
+    heredocs: list = []
+    split_commands(script.text, heredocs=heredocs)
+    bodies = {h.command: h for h in heredocs}
+    commands = script.commands
+    for index, cmd in enumerate(commands):
         words = list(cmd.words)
         argv = cmd.argv
         if not argv:
@@ -117,20 +130,41 @@ def _writes(script: SbatchScript, values: Values) -> list:
             if target and not target.startswith("&"):
                 targets.append((target, f"`{argv[0]} … {m.group(1)} {unquote(target)}`"))
         name = posixpath.basename(argv[0])
+        feeds = [cmd]
         if name == "tee":
             targets += [(w, f"`tee {unquote(w)}`") for w in words[1:]
                         if not w.startswith("-") and not w.startswith(("<", ">"))][:1]
+            if index and commands[index - 1].line == cmd.line:
+                feeds.append(commands[index - 1])   # `scontrol … | tee FILE`
         if name == "accelerate" and len(argv) > 1 and argv[1] == "config":
             given = _option(words, CONFIG_FILE_FLAGS)
             shown = f" --config_file {unquote(given)}" if given else ""
             targets.append((given or ACCELERATE_HOME, f"`accelerate config{shown}`"))
+        if not targets:
+            continue
+        varies = any(_job_text(c, bodies.get(commands.index(c)), targets) for c in feeds)
         for raw, how in targets:
             res = values.expand(raw, cmd.line)
             text = unquote(res.text) if res.text.startswith(("'", '"')) else res.text
             keyed = bool({"job", "tmp"} & set(res.parts)) or bool(JOB_VAR.search(raw)) \
                 or "$$" in raw or bool(JOB_VAR.search(text))
-            out.append(Write(cmd.line, raw, text, how, keyed))
+            out.append(Write(cmd.line, raw, text, how, keyed, varies))
     return out
+
+
+def _job_text(cmd, heredoc, targets: list) -> bool:
+    """Whether what a command writes may differ between jobs: it expands a variable or a
+    command (not counting the target's own words), reads a here-document that does, or
+    is a command whose output is the job's (scontrol, hostname, accelerate config)."""
+    if posixpath.basename(cmd.argv[0]) in JOB_OUTPUT:
+        return True
+    own = {t for t, _ in targets}
+    words = [w for w in cmd.words[1:] if w not in own and not w.startswith(("<<", ">", "1>"))]
+    if any("$" in w or "`" in w for w in words):
+        return True
+    if heredoc is not None:
+        return not heredoc.quoted and ("$" in heredoc.body or "`" in heredoc.body)
+    return posixpath.basename(cmd.argv[0]) not in ("echo", "printf", "cat", "cp", "tee")
 
 
 def _option(words: list, flags: tuple) -> Optional[str]:

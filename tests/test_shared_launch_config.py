@@ -24,7 +24,7 @@ HEAD = "#!/bin/bash\n#SBATCH --nodes=2\n"
 CASES = {
     "home_accelerate": ("accelerate config default --config_file ~/acc.yaml\n"
                         "srun accelerate launch --config_file ~/acc.yaml train.py\n", (3, "home")),
-    "home_var": ("CFG=$HOME/configs/ds.json\necho '{}' > \"$CFG\"\n"
+    "home_var": ("CFG=$HOME/configs/ds.json\necho \"{\\\"nodes\\\": $SLURM_NNODES}\" > \"$CFG\"\n"
                  "deepspeed train.py --deepspeed_config=$CFG\n", (4, "home")),
     "absolute_tee": ("scontrol show hostnames | tee /proj/run/hostfile\n"
                      "mpirun -machinefile /proj/run/hostfile python train.py\n",
@@ -44,6 +44,11 @@ CASES = {
                    "srun python train.py\n", None),
     "relative_alone": ("scontrol show hostnames > hostfile\n"
                        "deepspeed --hostfile hostfile train.py\n", None),
+    # the same text whichever job writes it: sharing it does no harm
+    "constant_heredoc": ("cat > /proj/ds.json <<'EOF'\n{\"stage\": $ZERO}\nEOF\n"
+                         "deepspeed train.py --deepspeed_config /proj/ds.json\n", None),
+    "constant_echo": ("echo 'num_machines: 1' > ~/acc.yaml\n"
+                      "accelerate launch --config_file ~/acc.yaml train.py\n", None),
     "read_before_write": ("deepspeed --hostfile /proj/hostfile train.py\n"
                           "scontrol show hostnames > /proj/hostfile\n", None),
 }
