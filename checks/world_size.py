@@ -620,6 +620,11 @@ def world_of(job: Job, step: Any) -> World:
         return World(span[0] * per.value, f"{how} × {per.value} per node ({per.source})")
     if not (step.launcher("srun") or step.launcher("mpirun")):
         return World(None, "", "the processes the program starts itself")
+    # a program under srun reads the world size the job exports (`export WORLD_SIZE=16`;
+    # torchrun sets its own): a number written there is what the ranks see
+    ws = step.env.get("WORLD_SIZE") if isinstance(step.env, dict) else None
+    if ws is not None and not getattr(ws, "unresolved", ()) and str(ws.value).isdigit():
+        return World(int(ws.value), f"WORLD_SIZE={ws.value} at {ws.where()}")
     nodes, tasks = step.nodes, step.tasks_per_node
     if nodes.value is None:
         return World(None, "", f"the job's nodes ({nodes.source})")

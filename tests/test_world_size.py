@@ -169,9 +169,14 @@ def test_megatron_parallel_sizes_must_divide_the_world_size(tmp_path):
             pre="", rdzv=RDZV, tp=4, pp=3) + "fi\n",
         # 6 tasks over 4 nodes: the world is 6 (not 4 × ⌈6 ÷ 4⌉ = 8, which TP 4 divides)
         "ntasks.sbatch": "#!/bin/bash\n#SBATCH --nodes=4\n#SBATCH --ntasks=6\n"
-                         "srun python pretrain_gpt.py --tensor-model-parallel-size 4\n"})
+                         "srun python pretrain_gpt.py --tensor-model-parallel-size 4\n",
+        # under plain srun Megatron reads the WORLD_SIZE the job exports
+        "ws.sbatch": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+                     "export WORLD_SIZE=12\n"
+                     "srun python pretrain_gpt.py --tensor-model-parallel-size 8\n"})
     found = _by_file(_result(repo))
-    assert set(found) == {"bad.sbatch", "branch.sbatch", "ntasks.sbatch"}, found
+    assert set(found) == {"bad.sbatch", "branch.sbatch", "ntasks.sbatch", "ws.sbatch"}, found
+    assert "world size 12 (WORLD_SIZE=12 at ws.sbatch:4)" in found["ws.sbatch"]["message"]
     assert "does not divide its world size 6 (ntasks.sbatch:3 (#SBATCH --ntasks=6))" in \
         found["ntasks.sbatch"]["message"]
     bad = found["bad.sbatch"]
