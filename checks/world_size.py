@@ -53,9 +53,10 @@ def world_size_mismatch(job: Job) -> Iterator[Finding]:
     the job configures does not fit the ranks it starts.
 
     The ranks a step starts are read from the model of the job's steps that
-    slurm-gpu-mismatch uses (nodes × tasks per node under srun, or the launcher's
-    `--nnodes` × `--nproc_per_node` under torchrun / `python -m torch.distributed.run`
-    or `.launch`, accelerate's `--num_processes`, CLI or `--config_file`). Then:
+    slurm-gpu-mismatch uses (under srun: `--ntasks`, else nodes × tasks per node, or
+    the `WORLD_SIZE` the job exports as a number; under torchrun / `python -m
+    torch.distributed.run` or `.launch`: `--nnodes` × `--nproc_per_node`; accelerate's
+    `--num_processes`, CLI or `--config_file`). Then:
 
     - **Launcher nodes.** A torchrun or accelerate launch with `--nnodes N`
       (`--num_machines N`, or `num_machines:` in its `--config_file`) waits in its
