@@ -139,6 +139,22 @@ def test_unresolved_variable_makes_it_a_warning_naming_the_variable(tmp_path):
     p.add_argument("--datadir", **kw)
     p.parse_args()
     ''',
+    # argparse's exit caught
+    '''
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", required=True)
+    try:
+        args = p.parse_args()
+    except SystemExit:
+        args = p.parse_args(["--datadir", "/d"])
+    ''',
+    # the parser's error() replaced
+    '''
+    p = argparse.ArgumentParser()
+    p.add_argument("--datadir", required=True)
+    p.error = print
+    p.parse_args()
+    ''',
     # configargparse reads config files and the environment too
     '''
     import configargparse

@@ -167,7 +167,9 @@ class _Reader:
                     return r
                 continue
             if isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
-                r = self._body(st.body, env, cond, depth)   # type: ignore[attr-defined]
+                # a handler that catches SystemExit catches argparse's exit too
+                catches = any(_catches_exit(h.type) for h in st.handlers)  # type: ignore[attr-defined]
+                r = self._body(st.body, env, cond or catches, depth)  # type: ignore[attr-defined]
                 for h in st.handlers:    # type: ignore[attr-defined]
                     self._body(h.body, env, True, depth)
                 self._body(st.orelse, env, True, depth)     # type: ignore[attr-defined]
@@ -411,7 +413,8 @@ def _file_unknowns(tree: ast.Module) -> list:
     for n in ast.walk(tree):
         if isinstance(n, ast.Attribute) and n.attr == "argv" and dotted(n) == "sys.argv":
             out.append(n)
-        elif isinstance(n, ast.Attribute) and n.attr in ("required", "_actions") and \
+        elif isinstance(n, ast.Attribute) and n.attr in (
+                "required", "_actions", "error", "exit", "parse_args", "parse_known_args") and \
                 isinstance(getattr(n, "ctx", None), ast.Store):
             return [f"`.{n.attr}` is set at line {n.lineno}"]
         elif isinstance(n, ast.Attribute) and n.attr in ("_actions", "_option_string_actions"):
@@ -423,6 +426,18 @@ def _file_unknowns(tree: ast.Module) -> list:
         if rest:
             return [f"sys.argv is used at line {rest[0].lineno}"]
     return []
+
+
+def _catches_exit(t: Optional[ast.expr]) -> bool:
+    """Whether an `except` clause catches SystemExit (bare, BaseException, SystemExit, a
+    tuple naming one, or a name the reading cannot see through)."""
+    if t is None:
+        return True
+    if isinstance(t, ast.Tuple):
+        return any(_catches_exit(e) for e in t.elts)
+    name = dotted(t).split(".")[-1]
+    return name in ("SystemExit", "BaseException") or not name.endswith(("Error", "Exception",
+                                                                          "Interrupt"))
 
 
 def _is_argv_tail(node: ast.expr) -> bool:
