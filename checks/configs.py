@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.checks.entry import nearest_file
+from doctor.model import FixOption, edit_steps
+from doctor.checks.entry import nearest_file, word_edit
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
 from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides
@@ -50,7 +51,7 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     Point the script at the config's real path (relative to the directory the job
     runs in, or absolute), or add the missing file to the repo. The message names the
     repo's file of that name (or of a close name in the same directory) when there is
-    one.
+    one, and `doctor fix --unsafe` then writes it on the line that names the config.
     """
     if not job.scripts:
         raise Skip("no job script: nothing names a config")
@@ -81,14 +82,20 @@ def config_not_found(job: Job) -> Iterator[Finding]:
             guess = nearest_file(job, written, path) if _in_repo(job, path) else None
             passed = _passed_at(step, written)
             via = f" (passed to it by {passed[0]}:{passed[1]})" if passed else ""
+            at = passed or (rel, line)
+            fixed = _from_cwd(job, step, guess) if guess and not made else None
+            edit = word_edit(job, at[0], at[1], written, fixed,
+                             f"read {fixed} instead of {written}") if fixed else None
             yield Finding(
                 f"{rel}:{line} runs {step.entry} with the config {written}{via}, which does "
                 f"not exist (looked in {_where(job, step)})" + (
                     f"; {made} makes it before this step, if that goes well"
                     if made else f"; the repo has {guess}" if guess else ""),
-                location=Location(*(passed or (rel, line))),
-                fix=(f"Point the script at the config's real path (`{_from_cwd(job, step, guess)}`"
-                     " from the directory the job runs in), or add the file." if guess else
+                location=Location(*at),
+                options=(FixOption(edit_steps((edit,))),) if edit else (),
+                edits=(edit,) if edit else (),
+                fix=(f"Point the script at the config's real path (`{fixed}` from the "
+                     "directory the job runs in), or add the file." if fixed else
                      "Point the script at the config's real path, or add the file.")
                 if not made else
                 "Check that the producer writes it at this path before the job runs.",

@@ -113,7 +113,8 @@ def _judge(job: Job, script, step) -> Optional[Finding]:
            "runs in), or add the missing file.")
     if made:
         fix = "Check that the producer writes it at this path before the step runs."
-    edit = _entry_edit(job, step, entry, suggest) if suggest and not made else None
+    edit = word_edit(job, step.script.rel, step.line, entry, suggest,
+                     f"run {suggest} instead of {entry}") if suggest and not made else None
     return Finding(
         msg, location=Location(step.script.rel, step.line), fix=fix,
         options=(FixOption(edit_steps((edit,))),) if edit else (),
@@ -213,20 +214,22 @@ def _named_before(job: Job, script, step, entry: str) -> Optional[str]:
     return None
 
 
-def _entry_edit(job: Job, step, entry: str, new: str) -> Optional[Edit]:
-    """The step's line with the entry written as `new`, where the line holds the entry
-    once as a plain word (else nothing: the user edits it)."""
-    lines = edits.read_lines(job, step.script.rel)
-    if lines is None or not 1 <= step.line <= len(lines):
+def word_edit(job: Job, rel: str, line: int, old: str, new: str,
+              title: str) -> Optional[Edit]:
+    """The command at rel:line (and its `\\` continuation lines) with the path `old`
+    written as `new`, where the command holds `old` once as a plain word (else nothing:
+    the user edits it). Unsafe: the file it names is the doctor's guess.
+    (config-not-found uses it too.)"""
+    lines = edits.read_lines(job, rel)
+    if lines is None or not 1 <= line <= len(lines):
         return None
-    word = re.compile(r"(?<![\w./$-])" + re.escape(entry) + r"(?![\w./-])")
-    for n in range(step.line, min(len(lines), step.line + 40) + 1):
+    word = re.compile(r"(?<![\w./$-])" + re.escape(old) + r"(?![\w./-])")
+    for n in range(line, min(len(lines), line + 40) + 1):
         text = lines[n - 1]
         hits = word.findall(text)
         if len(hits) == 1:
-            return edits.replace_line(job, step.script.rel, n,
-                                      word.sub(new, text.rstrip("\r\n")),
-                                      f"run {new} instead of {entry}", unsafe=True)
+            return edits.replace_line(job, rel, n, word.sub(new, text.rstrip("\r\n")),
+                                      title, unsafe=True)
         if hits or not text.rstrip("\r\n").endswith("\\"):
             return None
     return None

@@ -133,3 +133,19 @@ def test_a_config_given_to_a_wrapper_that_runs_python_with_its_arguments(tmp_pat
                              timeout=30)
         assert (run.returncode != 0 and "FileNotFoundError" in run.stderr) == fails, \
             (name, run.stderr[-500:])
+
+
+def test_doctor_fix_unsafe_names_the_file_the_message_names(tmp_path):
+    repo = _copy("fail_through_wrapper", tmp_path)
+    proc = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--write", "--sbatch",
+                      "job.sbatch", cwd=repo)
+    assert "350m" in (repo / "job.sbatch").read_text(), proc.stdout   # unsafe only
+    proc = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--unsafe", "--write",
+                      "--sbatch", "job.sbatch", cwd=repo)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    line = (repo / "job.sbatch").read_text().splitlines()[4]
+    assert line == "srun site_launch.sh train.py --cfg configs/350M.yml", line
+    assert _report(repo, "job.sbatch")["status"] == "pass"
+    run = subprocess.run(["bash", *shlex.split(line)[1:]], cwd=repo, capture_output=True,
+                         text=True, timeout=30)
+    assert run.returncode == 0, run.stderr[-500:]
