@@ -75,11 +75,11 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
     than a day (`--time` over 24 h: long jobs are the ones that get preempted, and
     nothing of /tmp survives the job), or spans several nodes (`--nodes` > 1, or the
     node count of a step or of an `sbatch <<EOF` batch script: rank 0's /tmp is not the
-    other nodes'). Its output, checkpoint and resume paths are read
-    where the job sets them: the training step's options and `key=value` overrides
-    (`--save`, `--load`, `--output_dir`, `--checkpoint_dir`, `--save_dir`,
-    `trainer.default_root_dir=` ...), the keys of the configs the step reads, and the
-    code the step runs (`ModelCheckpoint(dirpath=…)`, `Trainer(default_root_dir=…)`,
+    other nodes'). Its output, checkpoint and resume paths are read where the job sets
+    them: the training step's options and `key=value` overrides (`--save`, `--load`,
+    `--output_dir`, `--checkpoint_dir`, `--save_dir`, `trainer.default_root_dir=`,
+    `hydra.run.dir=` ...), the keys of the configs the step reads, and the code the
+    step runs (`ModelCheckpoint(dirpath=…)`, `Trainer(default_root_dir=…)`,
     `TrainingArguments(output_dir=…)`, `torch.save(…, PATH)`, an argparse default the
     step does not override), each with the script's variables expanded. A path is
     node-local when it is under the site profile's `local_paths` (default /tmp,
@@ -89,9 +89,10 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
     is no node-local path. A container bind onto the path (`-B /scratch/x:/tmp`) takes it
     off node-local storage. A checkpoint the step only reads (`--load`, `--resume_from`)
     that the job script copies onto the node before the step (`cp`, `rsync`, `tar -C`)
-    is staged anew by every run, requeued or not: not a finding. A job script that copies the directory back after the step
-    (`cp -r`, `rsync`, `mv` from it) keeps the last result of a job that ends normally,
-    so that is a warning: a requeued or preempted job never reaches the copy.
+    is staged anew by every run, requeued or not: not a finding. A job script that
+    copies the directory back after the step (`cp -r`, `rsync`, `mv` from it) keeps
+    the last result of a job that ends normally, so that is a warning: a requeued or
+    preempted job never reaches the copy.
 
     ## Why it matters
     Node-local storage is wiped when the job ends (or is another node's after a
@@ -153,7 +154,10 @@ def _norm(name: str) -> str:
 
 def is_output_name(name: str) -> bool:
     """An option or key that names where the job writes checkpoints/outputs or resumes."""
-    n = _norm(name).rsplit(".", 1)[-1]
+    full = _norm(name)
+    if full.endswith(("hydra.run.dir", "hydra.sweep.dir")):
+        return True   # Hydra's output directory (the run's checkpoints go under it)
+    n = full.rsplit(".", 1)[-1]
     return n in OUT_NAMES or n.endswith(("_output_dir", "_save_dir", "_checkpoint_dir",
                                          "_ckpt_dir", "_checkpoint_path"))
 

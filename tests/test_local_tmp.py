@@ -29,6 +29,8 @@ CASES = {
                   "srun python3 train.py --checkpoint-dir \"$OUT\"\n", (4, "error")),
     "hydra_key": ("#SBATCH -N 4\nsrun python3 train.py trainer.default_root_dir=/var/tmp/x\n",
                   (3, "error")),
+    "hydra_run_dir": ("#SBATCH --requeue\nsrun python3 train.py hydra.run.dir=/tmp/outputs\n",
+                      (3, "error")),
     "slurm_tmpdir": ("#SBATCH --requeue\nsrun python3 train.py --load $SLURM_TMPDIR/ck\n",
                      (3, "error")),
     "heredoc_nodes": ("sbatch <<EOF\n#!/bin/bash\n#SBATCH --nodes=4\n"
