@@ -23,6 +23,7 @@ from doctor.job.context import Job
 from doctor.registry import get
 from doctor.runner import run_checks
 from doctor.scanners.git import BATCH_HEAD_BYTES, GitRepo, is_elf_core
+from conftest import run_doctor
 from harness import FIXTURES
 
 CHECK = "collective-on-error-path"
@@ -137,3 +138,31 @@ def test_blob_heads_in_one_git_are_blob_head(tmp_path):
     assert heads == {o: repo.blob_head(o) for o in oids + [missing]}
     assert is_elf_core(heads[oids[0]]) and is_elf_core(heads[oids[1]])
     assert heads[oids[2]] == b"x" * 5 and heads[oids[3]] == b"" and heads[missing] == b""
+
+
+def test_a_history_git_cannot_read_is_walked_once(tmp_path):
+    """A missing blob (a partial snapshot, a broken clone) fails the history scan: both
+    git checks report the same error, from one walk of the history, not one per check."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.txt").write_text("one\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "a.txt")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a")
+    oid = _git(repo, "rev-parse", "HEAD:a.txt")
+    (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
+    # git as the doctor finds it (PATH's absolute directories), logging each command
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
+                      "git-large-file,git-tracked-core-file", "--format", "json",
+                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    results = json.loads(proc.stdout)["results"]
+    assert [r["status"] for r in results] == ["error", "error"], results
+    assert results[0]["reason"] == results[1]["reason"], results
+    walks = [line for line in log.read_text().splitlines() if " rev-list " in f" {line} "]
+    assert len(walks) == 1, walks

@@ -335,8 +335,16 @@ class GitRepo:
     def _once(self, key: str, fn: Callable[[], Any]) -> Any:
         with self._lock:
             if key not in self._memo:
-                self._memo[key] = fn()
-            return self._memo[key]
+                try:
+                    self._memo[key] = fn()
+                except GitError as exc:
+                    # the same git fails the same way (a missing blob in the history): the
+                    # checks that ask again get its error, not a second walk of every object
+                    self._memo[key] = exc
+            got = self._memo[key]
+        if isinstance(got, GitError):
+            raise got
+        return got
 
     def rel(self, toplevel_path: str) -> Optional[str]:
         """A toplevel-relative path → relative to the scanned directory (None: outside)."""
@@ -386,7 +394,8 @@ class GitRepo:
             if mode == "160000":   # a submodule's commit, not a blob
                 continue
             entries.append((path, oid))
-        sizes = {oid: size for _, oid, size in self._memo.get("history") or ()}
+        past = self._memo.get("history")   # a GitError where the history could not be read
+        sizes = {oid: size for _, oid, size in past} if isinstance(past, list) else {}
         sizes.update(self.sizes([oid for _, oid in entries if oid not in sizes]))
         return [Blob(p, oid, sizes.get(oid, 0), "index") for p, oid in entries]
 
@@ -396,7 +405,7 @@ class GitRepo:
         index() asks git for, unless a git check has read the whole index already."""
         def names() -> set:   # under self._lock (_once)
             index = self._memo.get("index")
-            if index is not None and self.scope is None:
+            if isinstance(index, list) and self.scope is None:
                 return {b.path for b in index}
             listed = self._tracked() if self._tracked is not None else None
             if listed is not None:
