@@ -10,6 +10,7 @@ from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
 from doctor.job.launch import console_scripts
 from doctor.job.sbatch import SbatchScript
+from doctor.job.shell import RUNTIME_VARS
 from doctor.job.overrides import parse_overrides
 from doctor.job.closure import step_files
 from doctor.job.sources import dotted, nodes, tree_of
@@ -118,7 +119,7 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
         return
     yield None   # a parser judged
     words, unknown = [], []
-    for w in step.args:
+    for w in map(_runtime_word, step.args):
         if "$" in w or "`" in w:
             if _POSITIONAL_PARAMS.match(w):
                 return   # the script's own arguments: whatever the submit line passes
@@ -136,6 +137,15 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
             continue
         seen.add(key)
         yield _finding(job, step, rel, call, missing, unknown)
+
+
+def _runtime_word(word: str) -> str:
+    """The word with the variables Slurm sets at run time (`$SLURM_PROCID`, `${SLURM_JOB_ID}`:
+    a number or a host name, one word that is no option) read as a placeholder."""
+    return _RUNTIME.sub("0", word) if "$" in word else word
+
+
+_RUNTIME = re.compile(r"\$(?:\{(%s)\}|(%s)\b)" % (("|".join(RUNTIME_VARS),) * 2))
 
 
 def _via_console_script(job: Job, step) -> bool:

@@ -88,6 +88,15 @@ def test_given_or_cannot_tell_is_silent(tmp_path, line, why):
     assert result["status"] in ("pass", "skip") and code == 0, (why, result)
 
 
+def test_a_variable_slurm_sets_at_run_time_is_one_plain_word(tmp_path):
+    """$SLURM_PROCID is a number: it cannot be --datadir, so the finding stays an error."""
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 1 "
+                                     "--seed $SLURM_PROCID\n", "train.py": TRAIN})
+    _, result = check_result(repo)
+    [(_, _, severity, _)] = findings(result)
+    assert severity == "error", result
+
+
 def test_unresolved_variable_makes_it_a_warning_naming_the_variable(tmp_path):
     repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py $EXTRA\n",
                                      "train.py": TRAIN})
