@@ -216,7 +216,7 @@ def speed(runs: int) -> None:
     """The child's wall time (python start, import torch, the estimate) for 110M params."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "gpt110m.py").write_text(SPEED_MODEL)
-        spec = json.dumps({"model": "gpt110m:build", "repo": tmp})
+        spec = json.dumps({"model": "gpt110m:build", "repo": tmp, "parallel": "ddp"})
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp, str(ROOT)]),
                    PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
         for _ in range(runs):

@@ -62,6 +62,10 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     of the same steps, the count is within 0.3% on an MLP, a CNN, a transformer with and
     without activation checkpointing and a model with buffers and tied weights, in fp32,
     bf16 autocast and bf16 weights, with AdamW and SGD (benchmarks/memory_estimate.py).
+    With DDP, against two real gloo ranks of the same steps, each rank's peak agreed
+    within 0.1% in 28 of 30 (5 models × 3 cases × 2 ranks); twice one rank held one more
+    parameter-sized buffer for a moment (SGD, not the same case from run to run). FSDP2
+    is not estimated yet (`parallel` has no fsdp).
 
     ## Why it matters
     An out-of-memory error comes after the queue wait, usually in the first step or the
