@@ -87,11 +87,13 @@ def cpu_table(models: list, recorded: str, tolerance: float) -> bool:
     if recorded:
         rec = {(c["model"], c["dtype"], c["optimizer"]): c["profiler"]["peak_bytes"]
                for c in json.loads(Path(recorded).read_text())["cases"]}
-    print(f"CPU: estimate vs the profiler's allocator peak ({'recorded in ' + recorded if recorded else 'measured now'}), torch {torch.__version__}")
+    source = f"recorded in {recorded}" if recorded else "measured now"
+    print(f"CPU: estimate vs the profiler's allocator peak ({source}), torch {torch.__version__}")
     print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}  estimate s")
     ok = True
     for m, d, o in cases(models):
-        real = rec.get((m, d, o)) or run_case(torch.device("cpu"), m, d, o)["profiler"]["peak_bytes"]
+        real = (rec.get((m, d, o))
+                or run_case(torch.device("cpu"), m, d, o)["profiler"]["peak_bytes"])
         e = estimate(m, d, o)
         err = row(f"{m} {d} {o}", e["peak_bytes"], real, f"{e['seconds_s']:.2f}")
         ok = ok and abs(err) <= tolerance
