@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from doctor.job.pyread import dotted
+from doctor.job.pyread import dotted, nodes
 
 OPTIONAL, ZERO_OR_MORE, ONE_OR_MORE, REMAINDER, PARSER = "?", "*", "+", "...", "A..."
 _NARGS_NAMES = {"OPTIONAL": OPTIONAL, "ZERO_OR_MORE": ZERO_OR_MORE, "ONE_OR_MORE": ONE_OR_MORE,
@@ -130,7 +130,7 @@ class _Reader:
         # jsonargparse's read config files and the environment too)
         self.argparse = {"argparse"}
         self.ctor = set()
-        for n in ast.walk(tree):
+        for n in nodes(tree):
             if isinstance(n, ast.Import):
                 self.argparse |= {a.asname for a in n.names if a.name == "argparse" and a.asname}
             elif isinstance(n, ast.ImportFrom) and n.module == "argparse":
@@ -410,7 +410,7 @@ def _file_unknowns(tree: ast.Module) -> list:
     arguments: sys.argv written or read other than as parse_args(sys.argv[1:]),
     an argument's `.required` set afterwards."""
     out = []
-    for n in ast.walk(tree):
+    for n in nodes(tree):
         if isinstance(n, ast.Attribute) and n.attr == "argv" and dotted(n) == "sys.argv":
             out.append(n)
         elif isinstance(n, ast.Attribute) and n.attr in (
@@ -420,7 +420,7 @@ def _file_unknowns(tree: ast.Module) -> list:
         elif isinstance(n, ast.Attribute) and n.attr in ("_actions", "_option_string_actions"):
             return [f"the parser's `{n.attr}` is used at line {n.lineno}"]
     if out:
-        tails = {id(s.value) for s in ast.walk(tree) if isinstance(s, ast.Subscript)
+        tails = {id(s.value) for s in nodes(tree) if isinstance(s, ast.Subscript)
                  and _is_argv_tail(s)}
         rest = [n for n in out if id(n) not in tails]
         if rest:
@@ -735,7 +735,7 @@ def _read_click(tree: ast.Module) -> list:
     prompts and context settings other than help_option_names make the parser unknown."""
     clicks = {"click"}
     direct: dict = {}
-    for n in ast.walk(tree):
+    for n in nodes(tree):
         if isinstance(n, ast.Import):
             clicks |= {a.asname for a in n.names if a.name == "click" and a.asname}
         elif isinstance(n, ast.ImportFrom) and n.module == "click":
