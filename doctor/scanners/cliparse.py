@@ -221,7 +221,8 @@ class _Reader:
             v = self._expr(node.value, env, cond, depth)
             self._bind(node.target, v, env)
             return v
-        if isinstance(node, (ast.IfExp, ast.BoolOp)):
+        if isinstance(node, (ast.IfExp, ast.BoolOp, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):   # parts that may not run
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self._expr(child, env, True, depth)
