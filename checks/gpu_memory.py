@@ -102,7 +102,8 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     spec = judge.spec_for(job, {"input_shape": shape, "optimizer": optimizer,
                                 "precision": precision, "parallel": parallel})
     out = judge.run_child(job, spec, float(timeout_s))
-    ranks = max(1, job.ranks_per_node().value or 1) if parallel != "none" else 1
+    # the job's ranks in all (NCCL's buffers are part of the margin when there is more than one)
+    ranks = ((job.ranks_per_node().value or 1) * (job.nodes() or 1)) if parallel != "none" else 1
     facts: dict = {"model": job.model, "precision": precision, "optimizer": optimizer,
                    "parallel": parallel, "target": "cuda"}
     if not out.get("ok"):
