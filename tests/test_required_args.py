@@ -88,6 +88,41 @@ def test_given_or_cannot_tell_is_silent(tmp_path, line, why):
     assert result["status"] in ("pass", "skip") and code == 0, (why, result)
 
 
+@pytest.mark.parametrize("body,line", [
+    # the parser at module level, parsed in main() (DeepSpeedExamples' imagenet/main.py)
+    ('''
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--datadir", required=True)
+
+
+    def main():
+        args = parser.parse_args()
+
+
+    if __name__ == "__main__":
+        main()
+    ''', "srun python train.py --epochs 1"),
+    # a helper the doctor does not read adds its arguments (deepspeed's)
+    ('''
+    import deepspeed
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--datadir", required=True)
+    parser = deepspeed.add_config_arguments(parser)
+    args = parser.parse_args()
+    ''', "srun python train.py"),
+])
+def test_parsers_read_through_module_names_and_helpers(tmp_path, body, line):
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + line + "\n", "train.py": entry(body)})
+    _, result = check_result(repo)
+    [(_, _, severity, message)] = findings(result)
+    assert severity == "error" and "without --datadir" in message, result
+    # a word only the unread helper may know (an action that exits?) makes no claim
+    repo = git_repo(tmp_path / "r2", {"job.sh": HEAD + line + " --deepspeed\n",
+                                      "train.py": entry(body)})
+    _, result = check_result(repo)
+    assert bool(result["findings"]) == ("deepspeed" not in body), result
+
+
 def test_a_variable_slurm_sets_at_run_time_is_one_plain_word(tmp_path):
     """$SLURM_PROCID is a number: it cannot be --datadir, so the finding stays an error."""
     repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 1 "

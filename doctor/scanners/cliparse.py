@@ -125,6 +125,7 @@ class _Reader:
         self.calls: list = []
         self.active: list = []      # functions being read (no recursion)
         self.budget = _BUDGET       # statements read, helpers' bodies once per call
+        self.globals: dict = {}     # the module's names (a function reads them too)
         self.file_unknown = _file_unknowns(tree)
         # the names ArgumentParser goes by here: argparse's only (configargparse's and
         # jsonargparse's read config files and the environment too)
@@ -137,7 +138,7 @@ class _Reader:
                 self.ctor |= {a.asname or a.name for a in n.names if a.name == "ArgumentParser"}
 
     def read(self) -> None:
-        self._body(self.tree.body, {}, False, 0)
+        self._body(self.tree.body, self.globals, False, 0)
 
     # statements
     def _body(self, stmts: list, env: dict, cond: bool, depth: int) -> Any:
@@ -183,6 +184,14 @@ class _Reader:
                 continue
             if isinstance(st, ast.Assign):
                 value = self._expr(st.value, env, cond, depth)
+                if value is None and len(st.targets) == 1 and isinstance(st.value, ast.Call) \
+                        and isinstance(st.targets[0], ast.Name) and any(
+                            isinstance(a, ast.Name) and a.id == st.targets[0].id
+                            for a in st.value.args):
+                    # `parser = deepspeed.add_config_arguments(parser)`: a helper the
+                    # reading does not follow adds its arguments and gives the parser back
+                    # (it is `extended`: see judge)
+                    value = self._expr(ast.Name(st.targets[0].id, ast.Load()), env, cond, depth)
                 for t in st.targets:
                     self._bind(t, value, env)
                 continue
@@ -197,10 +206,8 @@ class _Reader:
 
     def _bind(self, target: ast.expr, value: Any, env: dict) -> None:
         if isinstance(target, ast.Name):
-            if isinstance(value, _Ref):
-                env[target.id] = value
-            else:
-                env.pop(target.id, None)
+            # (None, not absent: a local that is no parser hides the module's name)
+            env[target.id] = value if isinstance(value, _Ref) else None
         elif isinstance(target, (ast.Tuple, ast.List)):
             for t in target.elts:
                 self._bind(t, None, env)
@@ -210,7 +217,7 @@ class _Reader:
         if node is None:
             return None
         if isinstance(node, ast.Name):
-            return env.get(node.id)
+            return env[node.id] if node.id in env else self.globals.get(node.id)
         if isinstance(node, ast.Call):
             return self._call(node, env, cond, depth)
         if isinstance(node, ast.Attribute):
@@ -256,7 +263,9 @@ class _Reader:
                 if isinstance(v, _Ref):
                     inner[p] = v
             for k in call.keywords:
-                if k.arg and isinstance(v := env.get(getattr(k.value, "id", "")), _Ref):
+                v = self._expr(k.value, env, cond, depth) if isinstance(k.value, ast.Name) \
+                    else None
+                if k.arg and isinstance(v, _Ref):
                     inner[k.arg] = v
             self.active.append(fdef.name)
             try:
