@@ -6,13 +6,14 @@ import re
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import Finding, Location, Severity, Skip, check
+from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.model import FixOption, edit_steps
 from doctor.checks.entry import nearest_file, word_edit
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
 from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides
-from doctor.job.stepconfigs import _find, missing_of, step_configs
+from doctor.job.closure import step_files
+from doctor.job.stepconfigs import _find, _hydra_target, missing_of, step_configs
 
 
 @check("config-not-found", title="The job names a config file that does not exist",
@@ -33,7 +34,11 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     that an earlier command of the job writes (the destination of `cp`, `mv`, `install`,
     `rsync`, a `>` or `tee` target, wget -O; never a source, a comment or text later on
     the line) is not reported, nor a `--config` value that is not a file name (a preset
-    such as `llama3_debugmodel`). A file the job makes otherwise is a warning that names
+    such as `llama3_debugmodel`). A bare name that is not where the program opens it but
+    is the one repo file of that name in another directory (`350M.yml`, the file being
+    configs/350M.yml) is a warning when none of the step's code (its entry, what that
+    imports, a `.py` file it is given) names that directory: whether the program looks
+    there is the unknown link. A file the job makes otherwise is a warning that names
     the producer (doctor/job/made.py): an earlier step of the script that writes into
     its directory, the job this one waits to succeed (`--dependency=afterok:<id>`,
     assumed to write it), a repo script outside the job's own code that writes into its
@@ -102,8 +107,63 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 data={"config": written, "script": script.rel, "entry": step.entry,
                       "producer": made, "suggestion": guess},
                 severity=Severity.WARNING if outside or made else None)
+        for s in job.steps(script):
+            yield from _found_by_name_only(job, s)
     if not named:
         raise Skip("no job script names a config on its command line")
+
+
+def _found_by_name_only(job: Job, step) -> Iterator[Finding]:
+    """A config the step names that is not where the program opens it (relative to the
+    working directory, else the entry's directory or the repo root) and that the doctor
+    takes for the one repo file of that name elsewhere (`350M.yml` for configs/350M.yml):
+    found only if the program looks in that directory. When none of the step's code
+    names the directory (`os.path.join("configs", name)`, './utils/yaml/' + name), the
+    link is unknown: a warning that names it. Code the doctor cannot read: silent."""
+    if not step.is_training or step.entry_is_module:
+        return
+    parsed = parse_overrides(list(step.args))
+    cwd = Path(step.cwd) if step.cwd and os.path.isabs(step.cwd) else job.repo
+    entry = job.entry_file(step)
+    if entry is None or _hydra_target(job, parsed, entry, cwd) is not None:
+        return
+    written = [a.path for a in parsed.configs if not isinstance(a.path, Unknown)]
+    written += [m[0] for m, found in _flag_configs(job, step) if found]
+    code = None
+    for name in dict.fromkeys(written):
+        if os.path.isabs(name) or not name.endswith(CONFIG_SUFFIXES) or any(
+                fs.is_file(b / name, job.unreadable) for b in (cwd, entry.parent, job.repo)):
+            continue
+        found = _find(job, name, cwd, entry)
+        if found is None or not _in_repo(job, found):
+            continue
+        folder = job.rel(found.parent)
+        if code is None:   # the step's code: its entry's closure, and a .py file it is
+            # given (`run.py train.py 350M.yml`: the runner runs train.py)
+            given = [cwd / a for a in step.args if str(a).endswith(".py")]
+            code = [fs.read_text(p, job.unreadable) or "" for p in step_files(job, step)
+                    + [g for g in given if fs.is_file(g, job.unreadable)]]
+        last = re.escape(folder.rsplit("/", 1)[-1])
+        if not code or any(re.search(rf"[\"'/]{last}[\"'/]", t) for t in code):
+            continue   # the code names the directory: it most likely looks there
+        fixed = _from_cwd(job, step, job.rel(found))
+        at = _passed_at(step, name) or (step.script.rel, step.line)
+        edit = word_edit(job, at[0], at[1], name, fixed, f"read {fixed} instead of {name}")
+        yield Finding(
+            f"{step.where} runs {step.entry} with the config {name}, which is not in "
+            f"{_where(job, step).replace(' and the repo', ' or the repo root')}; the repo's "
+            f"only file of that name is {job.rel(found)}, and the step's code "
+            f"({len(code)} file{'s' if len(code) != 1 else ''}: {job.rel(entry)}, what it "
+            f"imports, the .py files it is given) does not name {folder}/: unless the "
+            "program looks there, it stops with "
+            "FileNotFoundError",
+            location=Location(*at),
+            fix=f"Pass `{fixed}` (the file's path from the directory the job runs in).",
+            options=(FixOption(edit_steps((edit,))),) if edit else (),
+            edits=(edit,) if edit else (),
+            data={"config": name, "script": step.script.rel, "entry": step.entry,
+                  "producer": None, "suggestion": job.rel(found)},
+            severity=Severity.WARNING)
 
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf")

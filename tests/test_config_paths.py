@@ -105,8 +105,9 @@ def test_each_option_form_and_yml_positional(tmp_path):
 
 def test_a_yml_config_that_exists_is_silent(tmp_path):
     script = HEAD + "srun python train.py --yaml configs/real.yml\n" \
-                    "srun python train.py --cfg real.yml\n"   # (the one file of that name)
-    repo = git_repo(tmp_path / "repo", {"job.sbatch": script, "train.py": TRAIN,
+                    "srun python train.py --cfg real.yml\n"   # (the one file of that name,
+    train = "import os, sys\nprint(os.path.join('configs', sys.argv[-1]))\n"   # looked up)
+    repo = git_repo(tmp_path / "repo", {"job.sbatch": script, "train.py": train,
                                         "configs/real.yml": "a: 1\n"})
     res = _report(repo, "job.sbatch")
     assert res["status"] == "pass" and not res["findings"], res
@@ -149,3 +150,28 @@ def test_doctor_fix_unsafe_names_the_file_the_message_names(tmp_path):
     run = subprocess.run(["bash", *shlex.split(line)[1:]], cwd=repo, capture_output=True,
                          text=True, timeout=30)
     assert run.returncode == 0, run.stderr[-500:]
+
+
+def test_a_bare_name_of_a_file_in_another_directory_is_a_warning_the_program_confirms(
+        tmp_path):
+    """The issue's job: `srun site_launch.sh run.py train.py 350M.yml`, the file being
+    configs/350M.yml. The doctor takes the name for that file; no code of the step names
+    configs/, so it warns, and the real wrapper fails. Where train.py joins the name with
+    "configs", it is silent and the wrapper reads the file."""
+    for name, warns in (("fail_config_in_another_dir", True),
+                        ("pass_code_names_config_dir", False)):
+        repo = _copy(name, tmp_path)
+        res = _report(repo, "job.sbatch")
+        if warns:
+            (f,) = res["findings"]
+            assert f["severity"] == "warning" and f["location"] == \
+                {"path": "job.sbatch", "line": 5}, f
+            assert "the repo's only file of that name is configs/350M.yml" in f["message"]
+            assert "does not name configs/" in f["message"]
+        else:
+            assert res["status"] == "pass", res
+        argv = shlex.split((repo / "job.sbatch").read_text().splitlines()[4])[1:]
+        run = subprocess.run(["bash", *argv], cwd=repo, capture_output=True, text=True,
+                             timeout=30)
+        assert (run.returncode != 0 and "FileNotFoundError" in run.stderr) == warns, \
+            (name, run.stderr[-500:])
