@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
@@ -13,6 +13,7 @@ from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import RUNTIME_VARS
 from doctor.job.overrides import parse_overrides
 from doctor.job.closure import step_files
+from doctor.job.pyread import imports_named
 from doctor.job.sources import dotted, nodes, tree_of
 from doctor.job.stepconfigs import _hydra_target, step_configs
 from doctor.model import FixOption, change
@@ -112,7 +113,8 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
     tree = tree_of(job, entry)
     if not isinstance(tree, ast.Module) or _via_console_script(job, step):
         return   # (a console script calls one function: `if __name__ == "__main__":` never runs)
-    calls, file_unknown = job.memo(("cliparse", str(entry)), lambda: read_parsers(tree))
+    calls, file_unknown, rels = job.memo(("cliparse", str(entry)),
+                                         lambda: _read(job, tree, entry))
     calls = [c for c in calls if not c.conditional and not c.why]
     clicks = job.memo(("cliparse-click", str(entry)), lambda: read_click(tree))
     if not (calls or clicks) or file_unknown:
@@ -136,7 +138,55 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
         if why or not missing or key in seen:
             continue
         seen.add(key)
-        yield _finding(job, step, rel, call, missing, unknown)
+        yield _finding(job, step, rel, call, missing, unknown, rels)
+
+
+def _read(job: Job, tree: ast.Module, entry: Path) -> tuple:
+    """(parse calls, reasons for no claim, id(module) -> its rel) of an entry."""
+    rels = {id(tree): job.rel(entry)}
+    calls, unknown = read_parsers(tree, _resolver(job, rels))
+    return calls, unknown, rels
+
+
+def _resolver(job: Job, rels: dict) -> Callable:
+    """resolve(module, name) for cliparse: the repo function a module imports by `from X
+    import name` (the one module-level `def` of that name among the files X may be);
+    `rels` (id(module) -> rel) learns each module it reads."""
+    known = job.every_rel_set()
+
+    imports: dict = {}    # id(module) -> {name: (level, module, name as defined)}
+    done: dict = {}       # (id(module), name) -> the answer
+
+    def resolve(module: ast.Module, name: str) -> Optional[tuple]:
+        key = (id(module), name)
+        if key not in done:
+            done[key] = _resolve(module, name)
+        return done[key]
+
+    def _resolve(module: ast.Module, name: str) -> Optional[tuple]:
+        rel = rels.get(id(module))
+        if rel is None:
+            return None
+        if id(module) not in imports:
+            imports[id(module)] = {(a.asname or a.name): (st.level, st.module or "", a.name)
+                                   for st in nodes(module) if isinstance(st, ast.ImportFrom)
+                                   for a in st.names}
+        named = imports[id(module)].get(name)
+        if named is None:
+            return None
+        level, source, orig = named
+        found = []
+        for cand in imports_named([(level, source, (orig,))], rel, known):
+            tree = tree_of(job, job.repo / cand)
+            if isinstance(tree, ast.Module):
+                found += [(cand, tree, n) for n in tree.body if isinstance(
+                    n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == orig]
+        if len(found) != 1:
+            return None
+        cand, tree, fdef = found[0]
+        rels[id(tree)] = cand
+        return tree, fdef
+    return resolve
 
 
 def _runtime_word(word: str) -> str:
@@ -163,19 +213,24 @@ def _via_console_script(job: Job, step) -> bool:
     return not re.search(rf"-m\s+{re.escape(step.entry)}\b", text)
 
 
-def _finding(job: Job, step, rel: str, call, missing: list, unknown: list) -> Finding:
+def _finding(job: Job, step, rel: str, call, missing: list, unknown: list,
+             rels: dict) -> Finding:
     first: Missing = missing[0]
+
+    def at(module: object, line: int) -> str:   # a line of the entry or of a module it imports
+        return f"{rels.get(id(module), rel)}:{line}"
+
     said = ", ".join(" or ".join(m.names) if m.kind == "group" else m.names[0]
                      for m in missing)
-    where = ", ".join(f"{rel}:{ln}" for m in missing for ln in m.lines)
+    where = ", ".join(at(m.module, ln) for m in missing for ln in m.lines)
     kinds = {"option": "required=True", "positional": "positional",
              "group": "a required mutually exclusive group", "command": "required subcommand"}
-    decl = "; ".join(f"{' | '.join(m.names)}: {kinds[m.kind]} at {rel}:{m.lines[0]}"
+    decl = "; ".join(f"{' | '.join(m.names)}: {kinds[m.kind]} at {at(m.module, m.lines[0])}"
                      for m in missing)
     sub = f" (its `{first.parser.name}` subcommand)" if first.parser.name else ""
     stops = (f"its click command, run at {rel}:{call.line}, stops every rank at start with "
              f"\"Error: Missing option/argument\" (exit 2)" if call.method == "click" else
-             f"its {call.method}() at {rel}:{call.line} stops every rank at start with "
+             f"its {call.method}() at {at(call.module, call.line)} stops every rank at start with "
              f"\"error: the following arguments are required\" (exit 2)")
     message = (f"The step at {step.where} runs {rel}{sub} without {said} ({decl}): "
                f"{stops}, after the queue wait.")
@@ -196,8 +251,8 @@ def _finding(job: Job, step, rel: str, call, missing: list, unknown: list) -> Fi
                              title="pass the argument in the job script"),)
     return Finding(message, Location(step.script.rel, step.line), fix=fix,
                    data={"entry": rel, "missing": [list(m.names) for m in missing],
-                         "declared": [f"{rel}:{ln}" for m in missing for ln in m.lines],
-                         "parse": f"{rel}:{call.line}", "step": step.where,
+                         "declared": [at(m.module, ln) for m in missing for ln in m.lines],
+                         "parse": at(call.module, call.line), "step": step.where,
                          "unresolved": unknown[:5]},
                    severity=severity, options=options)
 

@@ -123,6 +123,30 @@ def test_parsers_read_through_module_names_and_helpers(tmp_path, body, line):
     assert bool(result["findings"]) == ("deepspeed" not in body), result
 
 
+UTILS = entry('''
+    def get_parser():
+        p = argparse.ArgumentParser()
+        p.add_argument("--datadir", required=True)
+        return p
+    ''')
+
+
+@pytest.mark.parametrize("utils,flagged", [
+    (UTILS, True),
+    # the helper's module uses sys.argv: what argparse reads is not known
+    (UTILS + "\nimport sys\nNAME = sys.argv[0]\n", False),
+])
+def test_a_parser_built_in_an_imported_repo_module(tmp_path, utils, flagged):
+    train = "from lib.utils import get_parser\n\nargs = get_parser().parse_args()\n"
+    repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 1\n",
+                                     "train.py": train, "lib/__init__.py": "",
+                                     "lib/utils.py": utils})
+    _, result = check_result(repo)
+    assert bool(result["findings"]) == flagged, result
+    if flagged:
+        assert "required=True at lib/utils.py:6" in result["findings"][0]["message"]
+
+
 def test_a_variable_slurm_sets_at_run_time_is_one_plain_word(tmp_path):
     """$SLURM_PROCID is a number: it cannot be --datadir, so the finding stays an error."""
     repo = git_repo(tmp_path / "r", {"job.sh": HEAD + "srun python train.py --epochs 1 "

@@ -46,6 +46,7 @@ class Arg:
     conditional: bool = False    # added on a path that may not run
     group: Optional[int] = None  # mutually exclusive group id
     has_default: bool = False
+    module: Any = field(default=None, compare=False, repr=False)   # the ast.Module it is in
 
     @property
     def positional(self) -> bool:
@@ -85,6 +86,7 @@ class Parser:
     extended: list = field(default_factory=list)
     subparsers: Optional["Subparsers"] = None
     name: str = ""                               # a subparser's command name
+    module: Any = field(default=None, compare=False, repr=False)   # the ast.Module
 
 
 @dataclass
@@ -104,6 +106,7 @@ class ParseCall:
     method: str
     conditional: bool
     why: str = ""           # non-empty: the call's arguments are not the command line
+    module: Any = field(default=None, compare=False, repr=False)   # the ast.Module
 
 
 # ---- reading --------------------------------------------------------------------------
@@ -116,26 +119,41 @@ class _Ref:
     subs: Optional[Subparsers] = None
 
 
+def _functions(tree: ast.Module) -> dict:
+    return {n.name: n for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
 class _Reader:
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, resolve: Any = None) -> None:
         self.tree = tree
-        self.functions = {n.name: n for n in tree.body
-                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # resolve(module tree, name) -> (module tree, FunctionDef) of a function the module
+        # imports from the repo (`from utils import get_parser`), or None
+        self.resolve = resolve
+        self.module = tree          # the module whose function is being read
         self.parsers: list = []
         self.calls: list = []
         self.active: list = []      # functions being read (no recursion)
         self.budget = _BUDGET       # statements read, helpers' bodies once per call
         self.globals: dict = {}     # the module's names (a function reads them too)
         self.file_unknown = _file_unknowns(tree)
-        # the names ArgumentParser goes by here: argparse's only (configargparse's and
-        # jsonargparse's read config files and the environment too)
-        self.argparse = {"argparse"}
-        self.ctor = set()
-        for n in nodes(tree):
-            if isinstance(n, ast.Import):
-                self.argparse |= {a.asname for a in n.names if a.name == "argparse" and a.asname}
-            elif isinstance(n, ast.ImportFrom) and n.module == "argparse":
-                self.ctor |= {a.asname or a.name for a in n.names if a.name == "ArgumentParser"}
+        self.modules: dict = {}     # id(module tree) -> (functions, argparse's names)
+        self.read_modules: set = {id(tree)}
+
+    def _module_names(self, module: ast.Module) -> tuple:
+        """(module-level functions, (argparse's aliases, ArgumentParser's names)) of a
+        module: argparse's ArgumentParser only (configargparse's and jsonargparse's read
+        config files and the environment too)."""
+        key = id(module)
+        if key not in self.modules:
+            aliases, ctors = {"argparse"}, set()
+            for n in nodes(module):
+                if isinstance(n, ast.Import):
+                    aliases |= {a.asname for a in n.names if a.name == "argparse" and a.asname}
+                elif isinstance(n, ast.ImportFrom) and n.module == "argparse":
+                    ctors |= {a.asname or a.name for a in n.names if a.name == "ArgumentParser"}
+            self.modules[key] = (_functions(module), (aliases, ctors))
+        return self.modules[key]
 
     def read(self) -> None:
         self._body(self.tree.body, self.globals, False, 0)
@@ -217,7 +235,10 @@ class _Reader:
         if node is None:
             return None
         if isinstance(node, ast.Name):
-            return env[node.id] if node.id in env else self.globals.get(node.id)
+            if node.id in env:
+                return env[node.id]
+            # (a module the reading did not run: its names are not known)
+            return self.globals.get(node.id) if self.module is self.tree else None
         if isinstance(node, ast.Call):
             return self._call(node, env, cond, depth)
         if isinstance(node, ast.Attribute):
@@ -242,8 +263,9 @@ class _Reader:
     def _call(self, call: ast.Call, env: dict, cond: bool, depth: int) -> Any:
         func = call.func
         name = dotted(func)
-        if name in self.ctor or name.endswith(".ArgumentParser") and \
-                name.rsplit(".", 1)[0] in self.argparse:
+        functions, (aliases, ctors) = self._module_names(self.module)
+        if name in ctors or name.endswith(".ArgumentParser") and \
+                name.rsplit(".", 1)[0] in aliases:
             return _Ref(self._new_parser(call))
         if isinstance(func, ast.Attribute):
             owner = self._expr(func.value, env, cond, depth)
@@ -254,7 +276,15 @@ class _Reader:
                 return out
         refs = [v for a in (*call.args, *(k.value for k in call.keywords))
                 if isinstance(v := self._expr(a, env, cond, depth), _Ref)]
-        fdef = self.functions.get(name) if isinstance(func, ast.Name) else None
+        module = self.module
+        fdef = functions.get(name) if isinstance(func, ast.Name) else None
+        if fdef is None and isinstance(func, ast.Name) and self.resolve is not None:
+            found = self.resolve(module, name)
+            if found is not None:
+                module, fdef = found
+                if id(module) not in self.read_modules:   # (once per module)
+                    self.read_modules.add(id(module))
+                    self.file_unknown += _file_unknowns(module)
         if fdef is not None and fdef.name not in self.active and depth < _MAX_DEPTH:
             inner: dict = {}
             params = [a.arg for a in (*fdef.args.posonlyargs, *fdef.args.args)]
@@ -268,17 +298,19 @@ class _Reader:
                 if k.arg and isinstance(v, _Ref):
                     inner[k.arg] = v
             self.active.append(fdef.name)
+            outer, self.module = self.module, module
             try:
                 return self._body(fdef.body, inner, cond, depth + 1)
             finally:
                 self.active.pop()
+                self.module = outer
         for r in refs:   # a parser handed to code the reading does not follow
             if r.parser is not None and not cond:
                 r.parser.extended.append(f"passed to {name or 'a call'}() at line {call.lineno}")
         return None
 
     def _new_parser(self, call: ast.Call) -> Parser:
-        p = Parser(call.lineno)
+        p = Parser(call.lineno, module=self.module)
         kw = {k.arg: k.value for k in call.keywords}
         if None in kw:
             p.unknown.append(f"ArgumentParser(**…) at line {call.lineno}")
@@ -356,7 +388,7 @@ class _Reader:
                 why = f"parses {dotted(given) or 'a value'}, not the command line"
             if None in kw:
                 why = "parse_args(**…)"
-            self.calls.append(ParseCall(parser, call.lineno, attr, cond, why))
+            self.calls.append(ParseCall(parser, call.lineno, attr, cond, why, self.module))
             return None
         if attr in ("set_defaults", "print_help", "print_usage", "format_help",
                     "get_default", "error", "exit", "add_argument_group", "format_usage"):
@@ -367,6 +399,13 @@ class _Reader:
 
     def _add_argument(self, parser: Parser, group: Optional[int], call: ast.Call, kw: dict,
                       cond: bool) -> None:
+        before = len(parser.args)
+        self._add_argument_to(parser, group, call, kw, cond)
+        for a in parser.args[before:]:
+            a.module = self.module
+
+    def _add_argument_to(self, parser: Parser, group: Optional[int], call: ast.Call, kw: dict,
+                         cond: bool) -> None:
         names = [_const(a) for a in call.args]
         unknown = None in kw or any(isinstance(a, ast.Starred) for a in call.args) or \
             not names or any(not isinstance(n, str) for n in names)
@@ -482,9 +521,10 @@ class _TooMuch(Exception):
 _BUDGET = 50_000
 
 
-def read_parsers(tree: ast.Module) -> tuple:
-    """(parse calls, file-wide reasons for no claim) of an entry module."""
-    r = _Reader(tree)
+def read_parsers(tree: ast.Module, resolve: Any = None) -> tuple:
+    """(parse calls, file-wide reasons for no claim) of an entry module; `resolve` finds
+    the functions it imports from the repo (_Reader)."""
+    r = _Reader(tree, resolve)
     try:
         r.read()
     except _TooMuch:
@@ -504,6 +544,7 @@ class Missing:
     lines: tuple        # the add_argument lines
     kind: str           # option | positional | group | command
     maybe: str = ""     # a word that might give it (an unresolved variable): a warning
+    module: Any = field(default=None, compare=False, repr=False)   # where `lines` are
 
 
 def judge(parser: Parser, words: list, unknown_words: list) -> tuple:
@@ -540,14 +581,14 @@ def judge(parser: Parser, words: list, unknown_words: list) -> tuple:
     for a in parser.args:
         if a.flags and a.required and not a.conditional and not _launcher_given(a) and \
                 not any(_gives(a, w, parser) for w in head):
-            out.append(Missing(parser, (a.name(),), (a.where,), "option", maybe))
+            out.append(Missing(parser, (a.name(),), (a.where,), "option", maybe, a.module))
     for gid, (req, line) in parser.groups.items():
         members = [a for a in parser.args if a.group == gid]
         if not req or not members or any(not a.flags or a.action == "unknown" for a in members):
             continue
         if not any(_gives(a, w, parser) for a in members for w in head):
             out.append(Missing(parser, tuple(a.name() for a in members), (line,), "group",
-                               maybe))
+                               maybe, parser.module))
     subs = parser.subparsers
     pos = [a for a in parser.args if not a.flags]
     if any(a.action == "unknown" or a.min_words() is None for a in pos):
@@ -595,11 +636,11 @@ def _positionals(parser: Parser, pos: list, supply: int, maybe: str) -> list:
         if left >= m:
             left -= m
         else:
-            out.append(Missing(parser, (a.name(),), (a.where,), "positional", maybe))
+            out.append(Missing(parser, (a.name(),), (a.where,), "positional", maybe, a.module))
             left = 0
     if cmd_need and left < 1 and subs is not None:
         names = subs.dest or "{" + ",".join(subs.commands) + "}"
-        out.append(Missing(parser, (names,), (subs.line,), "command", maybe))
+        out.append(Missing(parser, (names,), (subs.line,), "command", maybe, parser.module))
     return out
 
 
@@ -914,8 +955,8 @@ def judge_click(parser: Parser, words: list, unknown_words: list) -> tuple:
         elif "=" not in w:
             return [], f"{w}: how many words it takes is not known"
     maybe = unknown_words[0] if unknown_words else ""
-    out = [Missing(parser, (a.name(),), (a.where,), "option", maybe) for a in parser.args
-           if a.flags and a.required and id(a) not in given]
+    out = [Missing(parser, (a.name(),), (a.where,), "option", maybe, a.module)
+           for a in parser.args if a.flags and a.required and id(a) not in given]
     if not unknown_words:
         pos = [a for a in parser.args if not a.flags]
         if any(a.required is None or a.min_words() is None for a in pos):
@@ -930,6 +971,7 @@ def judge_click(parser: Parser, words: list, unknown_words: list) -> tuple:
                 if left >= m:
                     left -= m
                 else:
-                    out.append(Missing(parser, (a.dest,), (a.where,), "positional", maybe))
+                    out.append(Missing(parser, (a.dest,), (a.where,), "positional", maybe,
+                                       a.module))
                     left = 0
     return out, ""
