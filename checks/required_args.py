@@ -37,7 +37,8 @@ def required_args_missing(job: Job) -> Iterator[Finding]:
     The entry's parser is read from its source, never run: the `ArgumentParser` the
     module builds where Python runs it (the module's statements, `if __name__ ==
     "__main__":`, the module-level functions they call with the parser passed in or
-    returned) and the `parse_args()`/`parse_known_args()` that reads the command line.
+    returned, also those of a repo module it imports, `from utils import get_parser`)
+    and the `parse_args()`/`parse_known_args()` that reads the command line.
     The step's arguments are the words the job script passes the entry (through
     `srun`, `torchrun`, `accelerate launch`, a container, variables the scripts set).
     An option counts as given when any word could be it as argparse matches words:
