@@ -21,7 +21,9 @@ CHECK_ID = "entry-not-found"
 def entry_not_found(job: Job) -> Iterator[Finding]:
     """A step of a job script runs `python FILE.py` (under srun, torchrun, a wrapper
     script whose launcher runs `python3 "$@"`, ...) and FILE.py is not where Python
-    will look for it: relative to the step's working directory.
+    will look for it: relative to the step's working directory. Or it runs `python -m
+    pkg.mod`, pkg is a package of the repo (in that directory, or under src/), and
+    pkg has no mod.
 
     The doctor reads every step of each job script as the other checks do
     (doctor/job/steps.py: `cd`, `srun --chdir`, wrappers, inner scripts) and looks
@@ -63,14 +65,14 @@ def entry_not_found(job: Job) -> Iterator[Finding]:
     for script in job.scripts:
         seen: set = set()
         for step in job.steps(script):
-            if step.entry is None or step.entry_is_module:
-                continue   # (`-m pkg` may be an installed module: another check's)
+            if step.entry is None:
+                continue
             key = (step.script.rel, step.line, step.entry, step.cwd)
             if key in seen:
                 continue
             seen.add(key)
             judged += 1
-            finding = _judge(job, script, step)
+            finding = (_judge_module if step.entry_is_module else _judge)(job, script, step)
             if finding is not None:
                 yield finding
     if not judged:
@@ -139,6 +141,74 @@ def _cwd_bound(step) -> bool:
     own directory (the caller rules it out)."""
     box = step.container
     return box is None or not any(w.split("=", 1)[0] in _OWN_CWD for w in box.argv)
+
+
+def _judge_module(job: Job, script, step) -> Optional[Finding]:
+    """`python -m pkg.sub.mod` where pkg is a package of the repo (a directory with
+    `__init__.py` in the directory the job runs in, or under src/) and a part of the
+    dotted name is not in it: "No module named pkg.sub.mod". A top-level name the repo
+    does not have (torch.distributed.run, an installed tool) is not judged, nor a
+    package whose `__init__.py` extends its `__path__` (it may find the part elsewhere)."""
+    entry = step.entry
+    parts = entry.split(".")
+    if not all(p.isidentifier() for p in parts) or step.cwd_unknown \
+            or job.entry_file(step) is not None:
+        return None
+    if srun_container(step, script) is not None or not _cwd_bound(step):
+        return None
+    bases = _bases(job, step)
+    if bases is None:
+        return None
+    roots = [(b, how) for b, how in bases] + [(job.repo / "src", "src/, where an editable "
+                                               "install puts the repo's packages")]
+    root = next(((b, how) for b, how in roots
+                 if fs.is_file(b / parts[0] / "__init__.py", job.unreadable)), None)
+    if root is None:
+        return None   # not a package of the repo: an installed module
+    path = root[0] / parts[0]
+    for k, part in enumerate(parts[1:], 1):
+        init = fs.read_text(path / "__init__.py", job.unreadable) or ""
+        if "__path__" in init or "extend_path" in init:
+            return None   # the package finds its parts elsewhere too
+        if fs.is_dir(path / part, job.unreadable):
+            path = path / part
+            continue
+        if fs.is_file(path / f"{part}.py", job.unreadable):
+            return None   # a module with parts below it: another check's question
+        missing = ".".join(parts[:k + 1])
+        guess = nearest_file(job, f"{parts[-1]}.py", path / f"{parts[-1]}.py")
+        module = _module_of(job, root[0], guess) if guess else None
+        edit = word_edit(job, step.script.rel, step.line, entry, module,
+                         f"run -m {module} instead of {entry}") if module else None
+        return Finding(
+            f"{step.where} runs `python -m {entry}`, and there is no module {missing}: "
+            f"{job.rel(path)}/ has no {part}.py and no {part}/ (the package from "
+            f"{root[1].replace('from ', '')})"
+            + (f"; the repo has {guess}" if guess else ""),
+            location=Location(step.script.rel, step.line),
+            fix=(f"Run `python -m {module}`, or add the missing module." if module else
+                 f"Point the step at the module's real name, or add {job.rel(path)}/"
+                 f"{part}.py."),
+            options=(FixOption(edit_steps((edit,))),) if edit else (),
+            edits=(edit,) if edit else (),
+            data={"entry": entry, "module": missing, "script": step.script.rel,
+                  "workdirs": [job.rel(root[0])], "looked": [job.rel(path / part)],
+                  "suggestion": guess, "producer": None},
+            # under src/, python finds the package through an install, which may be an
+            # older copy that still has the module: the install is the unknown link
+            severity=Severity.WARNING if root[0] == job.repo / "src" and not any(
+                b == root[0] for b, _ in bases) else None)
+    return None
+
+
+def _module_of(job: Job, root: Path, rel: str) -> Optional[str]:
+    """The dotted name of repo file `rel` from the package root `root`, if it is under it."""
+    path = job.repo / rel
+    try:
+        inner = path.relative_to(root).with_suffix("")
+    except ValueError:
+        return None
+    return ".".join(inner.parts) if all(p.isidentifier() for p in inner.parts) else None
 
 
 def _bases(job: Job, step) -> Optional[list]:

@@ -175,3 +175,28 @@ def test_a_container_that_binds_the_working_directory_runs_the_repo_file(tmp_pat
         "train.py": "print(1)\n"})
     (f,) = _report(repo, "--sbatch", "job.sbatch")["findings"]
     assert f["severity"] == "error" and f["data"]["suggestion"] == "train.py", f
+
+
+def test_a_module_the_repo_package_does_not_have(tmp_path):
+    """`python -m pkg.trainer` where pkg/ is the repo's package and has train.py: the real
+    `python -m` fails with "No module named" (pkg/__init__.py is empty: nothing of the
+    repo runs). An installed top-level module, and a package that extends its __path__,
+    are not judged; under src/ (an install) it is a warning."""
+    repo = git_repo(tmp_path / "repo", {
+        "job.sbatch": HEAD + "srun python -m pkg.trainer --lr 1\n",
+        "ok.sbatch": HEAD + "srun python -m pkg.train\npython -m pip --version\n"
+                            "srun python -m ext.part\n",
+        "src.sbatch": HEAD + "srun python -m tool.cli\n",
+        "pkg/__init__.py": "", "pkg/train.py": "print('train')\n",
+        "ext/__init__.py": "__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n",
+        "src/tool/__init__.py": "", "src/tool/main.py": "print(1)\n"})
+    (f,) = _report(repo, "--sbatch", "job.sbatch")["findings"]
+    assert f["severity"] == "error" and f["location"] == {"path": "job.sbatch", "line": 4}, f
+    assert "there is no module pkg.trainer" in f["message"] and \
+        "Run `python -m pkg.train`" in f["fix"], f
+    run = subprocess.run([sys.executable, "-m", f["data"]["entry"]], cwd=repo,
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 1 and "No module named pkg.trainer" in run.stderr, run.stderr
+    assert not _report(repo, "--sbatch", "ok.sbatch")["findings"]
+    (w,) = _report(repo, "--sbatch", "src.sbatch")["findings"]
+    assert w["severity"] == "warning" and w["data"]["module"] == "tool.cli", w

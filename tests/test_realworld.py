@@ -357,7 +357,7 @@ for _n in ("infl_cifar_prep_export", "juwels_booster_source", "lumi_docs_multino
            "lumi_megatron_gpt9b", "makefile_rsync_results", "mlbench_lumi_mahti",
            "mouse_human_singularity_hydra", "mvmae_apptainerenv", "nanogpt_pyxis_export",
            "ocean_emulator_dotted_overrides", "olympic_heredoc_jinja",
-           "pytorch_hpc_lightningcli", "send_to_cluster_getopts", "squad_rsync_glob",
+           "send_to_cluster_getopts", "squad_rsync_glob",
            "torchtitan_srun_torchrun", "viscop_srun_export_all"):
     EXPECT[_n]["skip"].add("entry-not-found")
 # checkpoint-on-local-tmp and shared-launch-config (issue 29, tests/data/expectations/): no
