@@ -31,7 +31,8 @@ def entry_not_found(job: Job) -> Iterator[Finding]:
     and config checks use: relative to the step's working directory; where the job
     does not `cd`, to the submit directory, which the doctor takes to be the repo
     root or the job script's own directory (scripts are submitted from either). The
-    entry is reported only when it is in none of them. It is not judged (nothing is
+    entry is reported only when it is in none of them (a script found only under src/
+    is not found: python does not look there for a path). It is not judged (nothing is
     said) where a link is unknown: a path under a variable the doctor cannot read, a
     `cd` to such a directory, an absolute path outside the repo (the cluster's
     checkout), a working directory or an entry directory that is not in this checkout
@@ -83,11 +84,17 @@ def _judge(job: Job, script, step) -> Optional[Finding]:
     entry = step.entry
     if not entry.endswith(".py") or re.search(r"[$`*?\[{}<>%~]", entry):
         return None   # unresolved (`$DIR/x.py`, `~`, a `{{ template }}`), or not a script
-    if step.cwd_unknown or job.entry_file(step) is not None:
-        return None   # under a `cd` the doctor cannot read, or found
+    if step.cwd_unknown:
+        return None   # under a `cd` the doctor cannot read
+    found = job.entry_file(step)
+    bases = _bases(job, step)
+    if found is not None and (bases is None or any(
+            Path(os.path.normpath(b / entry)) == Path(os.path.normpath(found))
+            for b, _ in bases)):
+        return None   # found where the job runs (the shared resolver also looks in src/,
+        # where python does not look for a script path: that one is judged below)
     if srun_container(step, script) is not None or not _cwd_bound(step):
         return None   # the image's own file, or a bind the doctor does not follow
-    bases = _bases(job, step)
     if bases is None:
         return None   # the working directory is outside the repo, or not in this checkout
     # (the file Python opens, the directory it runs in, how the doctor knows that)

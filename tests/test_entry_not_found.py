@@ -200,3 +200,16 @@ def test_a_module_the_repo_package_does_not_have(tmp_path):
     assert not _report(repo, "--sbatch", "ok.sbatch")["findings"]
     (w,) = _report(repo, "--sbatch", "src.sbatch")["findings"]
     assert w["severity"] == "warning" and w["data"]["module"] == "tool.cli", w
+
+
+def test_a_script_only_under_src_is_not_found_from_the_repo_root(tmp_path):
+    """`srun python train.py` from the repo root, the file being src/train.py: python
+    does not look in src/ for a script path (the import checks' resolver does, for
+    modules)."""
+    repo = git_repo(tmp_path / "repo", {"job.sbatch": HEAD + "srun python train.py\n",
+                                        "src/train.py": "print(1)\n"})
+    (f,) = _report(repo, "--sbatch", "job.sbatch")["findings"]
+    assert f["severity"] == "error" and f["data"]["suggestion"] == "src/train.py", f
+    run = subprocess.run([sys.executable, "train.py"], cwd=repo, capture_output=True,
+                         text=True, timeout=30)
+    assert run.returncode == 2 and "can't open file" in run.stderr
