@@ -470,6 +470,9 @@ class Scan:
 
     def rank_branch(self, st: ast.If, cls: Optional[ast.ClassDef], fn: ast.AST,
                     rest: list, outer: tuple = ()) -> None:
+        found = [self.repo.hits(self.mod, cls, b, ctx=outer) for b in (st.body, st.orelse)]
+        if not any(found):
+            return    # no collective in either branch: nothing to match (the rest is costly)
         test = ast.unparse(st.test)
         inside = {id(n) for n in walk(st)}
         # the cheap tests first: `st not in walk(n)` walks all of n, for each `if`
@@ -477,12 +480,13 @@ class Scan:
                   and rank_conditional(n.test) and ast.unparse(n.test) != test
                   and st not in walk(n)]
         elsewhere = set().union(*[self.names(n.body + n.orelse, cls) for n in others])
-        for branch, other, ctx in ((st.body, st.orelse, f"if {test}:"),
-                                   (st.orelse, st.body, f"else: of if {test}:")):
+        for branch, other, ctx, reached in (
+                (st.body, st.orelse, f"if {test}:", found[0]),
+                (st.orelse, st.body, f"else: of if {test}:", found[1])):
             matched = self.names(other, cls) | elsewhere
             if branch and isinstance(branch[-1], JUMPS):
                 matched |= self.names(rest, cls)   # the others reach it after the if
-            hits = [h for h in self.repo.hits(self.mod, cls, branch, ctx=outer)
+            hits = [h for h in reached
                     if h.short not in matched]
             members = _members(st.test, fn) if branch is st.body else None
             for h in hits:
@@ -500,7 +504,8 @@ class Scan:
              after: list) -> None:
         body, handlers = getattr(st, "body", []), getattr(st, "handlers", [])
         final = getattr(st, "finalbody", [])
-        skipped = self.repo.hits(self.mod, cls, body)
+        # what the `try` reaches: read only where a finding may follow (a costly read)
+        skipped = self.repo.hits(self.mod, cls, body) if final else None
         if final:
             # Every rank reaches the `finally:`; it is out of step only on a rank that
             # raised before a collective of the `try` that its peers then call.
@@ -523,6 +528,8 @@ class Scan:
             return
         if Uniform(self.repo.flow, self.mod, cls, fn).block(body):
             return   # what the `try` computes is the same on every rank: so is its failure
+        if skipped is None:
+            skipped = self.repo.hits(self.mod, cls, body)
         unknown = tuple(
             f"`except {ast.unparse(h.type)}` catches an error of the program's own logic, "
             "raised on every rank alike when what the `try` reads is the same on every rank "
