@@ -98,11 +98,11 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     kwargs)` with the DataLoader arguments taken from the job's config — and iterates
     N batches on each of R ranks: R is the ranks per node the job script starts (Slurm
     tasks per node × torchrun processes per task; default 2, at most 16;
-    `smoke.data_ranks` sets it), N is enough for every worker to fill its prefetch twice
-    (2 × num_workers × prefetch_factor, 4 at least, 128 at most; `smoke.data_batches`
-    sets it), with a training step's pause after the first batch: the most batches,
-    descriptors and /dev/shm are in flight in that steady state, not in the first few
-    batches. The loader runs as the job runs it: its own `num_workers`,
+    `smoke.data_ranks` sets it), N is one round of every worker's prefetch after a
+    training step's pause at the first batch, which lets the prefetch fill (num_workers ×
+    prefetch_factor + 1, 4 at least, 128 at most; `smoke.data_batches` sets it): the
+    most batches, descriptors and /dev/shm are in flight in that steady state, not in the
+    first few batches. The loader runs as the job runs it: its own `num_workers`,
     `prefetch_factor`, start method and sharing strategy, the variables the job script
     exports (a worker count read from the environment), a process group per rank (a
     `DistributedSampler` works). torch is imported once and the ranks are forked from

@@ -399,11 +399,11 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     ctx = loader.multiprocessing_context
     method = ctx.get_start_method() if ctx is not None else \
         torch.multiprocessing.get_start_method(allow_none=True) or "fork"
-    # By default, enough batches for every worker to fill its prefetch twice: the steady
-    # state of a job, where the most batches (and their descriptors, their /dev/shm) are
-    # in flight at once, is not reached by the first few.
+    # By default, after the pause that lets every worker fill its prefetch (settle), one
+    # more round of it: the steady state of a job, where the most batches (and their
+    # descriptors, their /dev/shm) are in flight at once, is not reached by the first few.
     batches = int(os.environ.get(ENV_BATCHES) or 0) or min(
-        MAX_AUTO_BATCHES, max(4, 2 * loader.num_workers * (loader.prefetch_factor or 0)))
+        MAX_AUTO_BATCHES, max(4, loader.num_workers * (loader.prefetch_factor or 0) + 1))
     emit("loader", batches=batches, num_workers=loader.num_workers,
          prefetch_factor=loader.prefetch_factor,
          batch_size=loader.batch_size, start_method=method if loader.num_workers else None,
