@@ -175,8 +175,8 @@ def data_smoke(job: Job) -> Iterator[Finding]:
         shm = facts.get("shm_bytes")
         raise Pass(f"{plan.ranks} rank(s) × {facts.get('num_workers')} worker(s) loaded "
                    f"{r.get('batches')} batches each (first batch {r.get('first_batch_s')}s) "
-                   f"with {facts.get('fd_limit')} open files"
-                   + (f" and {shm / MIB:.0f} MiB of /dev/shm"
+                   f"under an open-file limit of {facts.get('fd_limit')}"
+                   + (f" and a /dev/shm of {shm / MIB:.0f} MiB"
                       + ("" if facts.get("shm_private") else " (this node's, measured)")
                       if shm else ""))
 
