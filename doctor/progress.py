@@ -29,7 +29,9 @@ class Progress:
         self.done: set = set()
         self.last_done = self.t0
         self.errors = self.warnings = 0
-        self.said: Optional[tuple] = None   # (message, when), the latest Job.say
+        # owner → (message, when): each check's latest Job.say, so that two that run at
+        # once (the DDP smoke beside the memory estimate) are both on the line, oldest first
+        self.said: dict = {}
         self.drawn = False
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -49,7 +51,11 @@ class Progress:
 
     def say(self, message: str) -> None:
         with self.lock:
-            self.said = (message, time.monotonic())
+            owner = message.split(":", 1)[0]
+            if owner not in self.said:
+                self.said[owner] = (message, time.monotonic())
+            else:
+                self.said[owner] = (message, self.said[owner][1])
         self._draw()
 
     def finish(self) -> None:
@@ -71,12 +77,13 @@ class Progress:
         tally = [f"{n} {w}{'s' * (n != 1)}" for n, w in ((self.errors, "error"),
                                                          (self.warnings, "warning")) if n]
         head = f"{len(self.done)} done" + (f" ({', '.join(tally)})" if tally else "")
-        message, since = self.said if self.said else ("", self.t0)
-        owner = message.split(":", 1)[0]
-        if message and owner in running:
-            what = message   # a running check's own words ("ddp-smoke: 2 ranks, ...")
-        elif message and owner not in self.done and since >= self.last_done:
-            what = message   # the job's shared work ("reading 90,000 Python sources")
+        own = [(m, t) for o, (m, t) in self.said.items() if o in running]
+        shared = [(m, t) for o, (m, t) in self.said.items()
+                  if o not in running and o not in self.done and t >= self.last_done]
+        if own:   # the running checks' own words ("ddp-smoke: 2 ranks, ...")
+            return f"  {head} · " + " · ".join(f"{m}, {now - t:.0f} s…" for m, t in own)
+        if shared:   # the job's shared work ("reading 90,000 Python sources")
+            what, since = shared[-1]
         elif running:
             more = f" (+{len(running) - 2})" if len(running) > 2 else ""
             what, since = "running " + ", ".join(running[:2]) + more, self.t0

@@ -150,6 +150,31 @@ def test_the_demo_on_a_100_column_terminal(tmp_path):
     assert "\x1b[1;31merror\x1b[0m[" in raw
 
 
+def test_two_checks_that_run_at_once_are_both_on_the_progress_line():
+    """The DDP smoke and the memory estimate run at the same time: the line names both,
+    each with its own time (it named only the latest to speak, and the smoke vanished)."""
+    import io
+    import threading
+
+    from doctor.progress import Progress
+
+    release = threading.Event()
+    threads = [threading.Thread(target=release.wait, name=f"check:{n}", daemon=True)
+               for n in ("ddp-smoke", "gpu-memory-estimate")]
+    for t in threads:
+        t.start()
+    progress = Progress(io.StringIO())
+    try:
+        progress.say("ddp-smoke: 2 ranks, the built-in model")
+        progress.say("gpu-memory-estimate: m:f, fp32, adamw, ddp")
+        line = progress.line(time.monotonic())
+    finally:
+        release.set()
+        progress.finish()
+    assert "ddp-smoke: 2 ranks, the built-in model, 0 s…" in line, line
+    assert line.index("ddp-smoke") < line.index("gpu-memory-estimate: m:f"), line
+
+
 def test_quiet_is_one_line_and_verbose_lists_every_check(many, tmp_path):
     report = tmp_path / "r.json"
     code, drawn, screen, _ = run_in_pty("run", "--static", "-q", "--repo", str(many),
