@@ -6,7 +6,6 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.model import Pass
-from doctor.smoke.data import DataPlan, classify, data_facts, run_data_smoke
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_RANKS = 2     # when no job script says how many ranks a node runs
@@ -74,6 +73,8 @@ def _script_env(job: Job) -> dict:
 
 
 def plan_for(job: Job) -> tuple:
+    from doctor.smoke.data import DataPlan
+
     s = job.settings.smoke
     ranks, ranks_from = _ranks(job)
     nofile, nofile_from = _nofile(job)
@@ -148,6 +149,9 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     if not job.fact("torch_installed"):
         raise Skip("torch is not installed in this environment (the data smoke runs it in "
                    "child processes with this Python)")
+    # imported here: every run loads this module, and only a run with a factory needs it
+    from doctor.smoke.data import classify, data_facts, run_data_smoke
+
     plan, sources = plan_for(job)
     job.say(f"data-smoke: {plan.ranks} rank(s), {plan.spec}")
     run = run_data_smoke(plan, on_launcher=lambda launcher: job.add_cleanup(launcher.cleanup))

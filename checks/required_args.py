@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Callable, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.job.context import Job
@@ -17,8 +17,9 @@ from doctor.job.pyread import imports_named
 from doctor.job.sources import dotted, nodes, tree_of
 from doctor.job.stepconfigs import _hydra_target, step_configs
 from doctor.model import FixOption, change
-from doctor.scanners.cliparse import (Missing, ParseCall, judge, judge_click, read_click,
-                                      read_parsers)
+
+if TYPE_CHECKING:
+    from doctor.scanners.cliparse import Missing
 
 # Words that stand for the script's own arguments: they come from the submit line
 # (`sbatch job.sh --config x`), which the doctor does not see: no claim, no warning.
@@ -114,6 +115,9 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
     tree = tree_of(job, entry)
     if not isinstance(tree, ast.Module) or _via_console_script(job, step):
         return   # (a console script calls one function: `if __name__ == "__main__":` never runs)
+    # imported here, not at the top: only an entry with a module to read pays for it
+    from doctor.scanners.cliparse import ParseCall, judge, judge_click, read_click
+
     calls, file_unknown, rels = job.memo(("cliparse", str(entry)),
                                          lambda: _read(job, tree, entry))
     calls = [c for c in calls if not c.conditional and not c.why]
@@ -144,6 +148,8 @@ def _script_findings(job: Job, script: SbatchScript) -> Iterator[Optional[Findin
 
 def _read(job: Job, tree: ast.Module, entry: Path) -> tuple:
     """(parse calls, reasons for no claim, id(module) -> its rel) of an entry."""
+    from doctor.scanners.cliparse import read_parsers
+
     rels = {id(tree): job.rel(entry)}
     calls, unknown = read_parsers(tree, _resolver(job, rels))
     return calls, unknown, rels
