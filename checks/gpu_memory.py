@@ -6,11 +6,29 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
+from doctor.memory.child import OPTIMIZERS, PRECISIONS   # (no torch at import)
 from doctor.model import Pass, Severity
 
 DEFAULT_TIMEOUT_S = 120.0
-PRECISIONS = ("fp32", "bf16-autocast", "fp16-autocast", "bf16")
 PARALLEL = ("ddp", "ddp-bucket-view", "none")
+
+
+def _validate(name: str, value: object) -> Optional[str]:
+    """Why an option's value is refused (exit 2 with the settings), or None."""
+    fixed = {"precision": PRECISIONS, "parallel": PARALLEL}
+    if name in fixed and value not in fixed[name]:
+        return f"{value!r} is not one of {', '.join(fixed[name])}"
+    if name == "optimizer":
+        mod, _, attr = str(value).partition(":")
+        if value not in OPTIMIZERS and not (mod and attr):
+            return (f"{value!r} is neither {', '.join(OPTIMIZERS)} nor a MOD:FACTORY "
+                    "called with the parameters")
+    if name == "gpu_memory" and value:
+        from doctor.memory.judge import parse_size
+
+        if not parse_size(str(value)):
+            return f"{value!r} is not a size, such as 80GB"
+    return None
 
 
 def _timeout(job: Job) -> float:
@@ -20,7 +38,7 @@ def _timeout(job: Job) -> float:
 
 @check("gpu-memory-estimate", title="A training step does not fit in the GPU's memory",
        severity="error", tags=("smoke", "memory", "gpu"), needs=("torch", "smoke"),
-       timeout=_timeout)
+       timeout=_timeout, validate=_validate)
 def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "adamw",
                         precision: str = "fp32", parallel: str = "ddp",
                         input_shape: Optional[list] = None,
@@ -92,10 +110,6 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     if not job.model:
         raise Skip("no model factory: pass --model MOD:FACTORY or set smoke.model (the "
                    "estimate needs the job's model)")
-    if precision not in PRECISIONS or parallel not in PARALLEL:
-        raise Skip(f"options.gpu-memory-estimate: precision {precision!r} / parallel "
-                   f"{parallel!r} unknown (precision: {', '.join(PRECISIONS)}; parallel: "
-                   f"{', '.join(PARALLEL)})")
     target = judge.target_memory(job, gpu_memory)
     shape = input_shape or job.settings.smoke.get("input_shape")
     job.say(f"gpu-memory-estimate: {job.model}, {precision}, {optimizer}, {parallel}")

@@ -35,6 +35,9 @@ class CheckSpec:
     needs: tuple = ()
     timeout: Union[float, Callable[[Any], float]] = 10.0
     module: str = ""
+    # (option name, value) -> why the value is refused, or None: options with a fixed set
+    # of values are checked with the settings (exit 2), before anything runs
+    validate: Optional[Callable[[str, Any], Optional[str]]] = None
 
     @property
     def static(self) -> bool:
@@ -68,7 +71,8 @@ _REGISTRY: dict = {}
 
 
 def check(id: str, *, title: str, severity: str = "error", tags: tuple = (),
-          needs: tuple = (), timeout: Union[float, Callable[[Any], float]] = 10.0) -> Callable:
+          needs: tuple = (), timeout: Union[float, Callable[[Any], float]] = 10.0,
+          validate: Optional[Callable[[str, Any], Optional[str]]] = None) -> Callable:
     """Register a check. The function takes the Job and returns/yields findings."""
 
     def register(func: Callable) -> Callable:
@@ -86,7 +90,8 @@ def check(id: str, *, title: str, severity: str = "error", tags: tuple = (),
             raise RegistryError(f"check {id!r}: docstring lacks {', '.join(missing)}")
         _REGISTRY[id] = CheckSpec(id=id, title=title, severity=Severity.parse(severity),
                                   func=func, tags=tuple(tags), needs=tuple(needs),
-                                  timeout=timeout, module=func.__module__)
+                                  timeout=timeout, module=func.__module__,
+                                  validate=validate)
         VOCABULARY.add(id)
         return func
 

@@ -110,6 +110,9 @@ def check_settings(job: Job, specs: list) -> None:
                                     " (this check has no options)"))
             _check_type(check_id, name, value, known[name], s.path)
             check_option(check_id, name, value, known[name], s.path)
+            why = by_id[check_id].validate(name, value) if by_id[check_id].validate else None
+            if why:
+                raise InputError(f"{s.path}: options.{check_id}.{name}: {why}")
 
 
 def _check_type(check_id: str, name: str, value: Any, default: Any, where: Any) -> None:

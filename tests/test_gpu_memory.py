@@ -102,6 +102,24 @@ def test_bad_gpu_memory_is_exit_2(tmp_path):
                                "--gpu-memory", "lots"), "--gpu-memory", "'lots'")
 
 
+@pytest.mark.parametrize("option,value,needle", [
+    ("precision", "fp8", "'fp8' is not one of fp32, bf16-autocast"),
+    ("parallel", "zero3", "'zero3' is not one of ddp, ddp-bucket-view, none"),
+    ("optimizer", "lion", "'lion' is neither adamw"),
+    ("gpu_memory", "lots", "'lots' is not a size"),
+])
+def test_bad_option_value_is_exit_2_before_anything_runs(tmp_path, option, value, needle):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    marker = tmp_path / "ran"
+    model = repo / "lm" / "model.py"
+    model.write_text(f"open({str(marker)!r}, 'w').close()\n" + model.read_text())
+    (repo / "doctor.yaml").write_text(f'smoke: {{model: "lm.model:build"}}\n'
+                                      f"options: {{{ID}: {{{option}: {value}}}}}\n")
+    one_line_exit_2(run_doctor("run", "--repo", str(repo), "--only", ID),
+                    f"options.{ID}.{option}: {needle}")
+    assert not marker.exists()
+
+
 def test_lumi_partition_gpu_memory_and_rocm_remedy(tmp_path):
     repo = copy("pass_batch_fits_h100", tmp_path)
     script = repo / "slurm" / "train.sbatch"
