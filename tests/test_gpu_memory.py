@@ -120,6 +120,18 @@ def test_bad_option_value_is_exit_2_before_anything_runs(tmp_path, option, value
     assert not marker.exists()
 
 
+def test_fsdp_cannot_be_estimated_yet_and_never_fits(tmp_path):
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    (repo / "doctor.yaml").write_text('smoke: {model: "lm.model:build"}\n'
+                                      f"options: {{{ID}: {{parallel: fsdp}}}}\n")
+    proc, res, facts = run(repo, "--gpu-memory", "1TB")
+    assert proc.returncode == 0, proc.stdout + proc.stderr   # a warning, not "fits"
+    (f,) = res["findings"]
+    assert f["severity"] == "warning" and "cannot estimate" in f["message"]
+    assert "FSDP2's per-rank peak is not estimated yet" in f["message"]
+    assert facts["verdict"] == "cannot estimate" and facts["parallel"] == "fsdp"
+
+
 def test_lumi_partition_gpu_memory_and_rocm_remedy(tmp_path):
     repo = copy("pass_batch_fits_h100", tmp_path)
     script = repo / "slurm" / "train.sbatch"
