@@ -3,13 +3,13 @@ exit-masks-errors): the job's state is the batch script's exit status, not the s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.sbatch import SbatchScript
-from doctor.job.shell import split_commands
+from doctor.job.shell import _array_end, split_commands
 from doctor.model import FixOption, add, change
 
 CHECK_ID = "job-exit-masks-failure"
@@ -52,18 +52,32 @@ def _unq(w: str) -> str:
 
 
 def read_commands(text: str, first_line: int = 1, bodies: Optional[list] = None) -> list:
-    """The script's simple commands in order, each with the keywords before it, the
-    operator after it and its nesting (split_commands gives the words; the operators
-    are read from the text between them). `bodies` gets (first line, text) of each
-    here-document (a job script that writes the batch script it submits)."""
+    """The script's simple commands in the order bash runs them, each with the keywords
+    before it, the operator after it and its nesting (split_commands gives the words; the
+    operators are read from the text between them). A function's body runs where the
+    function is called, not where it is defined: the definition is left out, and a call
+    (after the definition, as bash needs) stands for its body's commands (_inline).
+    `bodies` gets (first line, text) of each here-document (a job script that writes the
+    batch script it submits)."""
     text = text.replace("\r\n", "\n")
     out: list = []
+    funcs: dict = {}    # name -> (index of its header in out, index of its `}`)
+    fname: Optional[str] = None
+    sub_end = -1        # where a `name() ( … )` body ends: its commands run only when called
     cursor = 0
     depth, func_depth = 0, None
     for line, words in split_commands(text, first_line):
         start = text.find(words[0], cursor)
+        if 0 <= start < sub_end:    # in a subshell body: runs only where it is called
+            out.append(Cmd(line, list(words), [_unq(w) for w in words], depth=depth,
+                           in_function=True))
+            continue
+        if sub_end > cursor:
+            cursor = sub_end
+            start = text.find(words[0], cursor)
         if start < 0:
-            out.append(Cmd(line, list(words), [_unq(w) for w in words], depth=depth))
+            out.append(Cmd(line, list(words), [_unq(w) for w in words], depth=depth,
+                           in_function=func_depth is not None))
             continue
         lead = re.sub(r"#[^\n]*", " ", text[cursor:start])   # comments hold words too
         before = " ".join(m.group(1) for m in KEYWORD.finditer(lead))
@@ -71,12 +85,24 @@ def read_commands(text: str, first_line: int = 1, bodies: Optional[list] = None)
         for w in words:
             found = text.find(w, pos)
             pos = found + len(w) if found >= 0 else pos
+        argv = [_unq(w) for w in words]
+        header = _function_header(text, pos, argv) if func_depth is None else None
+        if header is not None and header[0] is None:   # `name() ( … )`: a subshell body
+            out.append(Cmd(line, list(words), argv, before, "\n", depth, True))
+            sub_end = header[1]   # (not inlined: `exit` there ends the subshell)
+            continue
+        if header is not None:     # `name() {`, `function name {`: a definition runs nothing
+            fname, cursor = header
+            funcs[fname] = (len(out), None)
+            out.append(Cmd(line, list(words), argv, before, "\n", depth, True))
+            func_depth = depth
+            depth += 1
+            continue
         m = _OP.match(text, pos)
         op = None if m is None else (m.group(1).strip() or "\n" if m.group(1) else "\n")
         if op and op.startswith("#"):
             op = "\n"
         cursor = m.end() if m else pos
-        argv = [_unq(w) for w in words]
         heredoc = next((w for w in words if w.startswith("<<") and not w.startswith("<<<")),
                        None)
         if heredoc is not None:   # the body is data: skip to the line after its delimiter
@@ -92,13 +118,7 @@ def read_commands(text: str, first_line: int = 1, bodies: Optional[list] = None)
             depth += 1
         if argv and (argv[0] in OPENS or argv[0] in CLOSES or argv[0] == "}"):
             cmd.depth = depth if argv[0] in OPENS else depth - 1
-        if re.match(r"^[A-Za-z_][\w.-]*\(\)$", argv[0] if argv else "") or \
-                (argv[:1] == ["function"]):
-            func_depth = depth
-            cmd.in_function = True
-            if argv[-1] == "{" or len(argv) > 1 and argv[1] == "()" and argv[-1] == "{":
-                depth += 1
-        elif argv and argv[0] in OPENS or "if" in before.split() or \
+        if argv and argv[0] in OPENS or "if" in before.split() or \
                 any(k in before.split() for k in ("while", "until")):
             depth += 1
         elif argv and argv[0] in CLOSES or argv[:1] == ["}"]:
@@ -107,7 +127,80 @@ def read_commands(text: str, first_line: int = 1, bodies: Optional[list] = None)
             depth -= 1
             if func_depth is not None and depth <= func_depth:
                 func_depth = None
+                if fname is not None:
+                    funcs[fname] = (funcs[fname][0], len(out))
         out.append(cmd)
+    if func_depth is not None:
+        return []          # a function's body that never closes: the structure does not read
+    return _inline(out, funcs)
+
+
+_FN_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
+_FN_PARENS = re.compile(r"[ \t]*\([ \t]*\)")
+_FN_BRACE = re.compile(r"(?:\s|#[^\n]*)*\{(?=\s)")
+
+
+def _function_header(text: str, pos: int, argv: list) -> Optional[tuple]:
+    """(name, where its body's first command may start) when the command that ends at
+    `pos` opens a function definition with a `{ … }` body: `name() {`, `name () {`,
+    `function name {`, `function name() {`, the `{` on the same or a later line;
+    (None, where its body ends) for a `name() ( … )` subshell body. None otherwise."""
+    if argv[:1] == ["function"] and len(argv) >= 2:
+        name = argv[1][:-2] if argv[1].endswith("()") else argv[1]
+        rest = argv[2:]
+    elif len(argv) == 1 and _FN_NAME.fullmatch(argv[0].removesuffix("()")) and (
+            argv[0].endswith("()") or _FN_PARENS.match(text, pos)):
+        name, rest = argv[0].removesuffix("()"), []
+    else:
+        return None
+    if not _FN_NAME.fullmatch(name) or rest not in ([], ["{"], ["()", "{"], ["()"]):
+        return None
+    if rest[-1:] == ["{"]:
+        return name, pos
+    m = _FN_PARENS.match(text, pos)
+    after = m.end() if m else pos
+    brace = _FN_BRACE.match(text, after)
+    if brace:
+        return name, brace.end()
+    paren = re.compile(r"\s*\(").match(text, after)
+    return (None, _array_end(text, paren.end() - 1)) if paren else None
+
+
+def _inline(cmds: list, funcs: dict, calling: tuple = ()) -> list:
+    """cmds with each definition left out and each call of a function defined before it
+    replaced by the function's body, where it runs (a function's status is its last
+    command's, and `exit` in it ends the script). A call with `|`, `&&`, `||`, `&` or an
+    `if` around it stands for its body only when the body is one command; a body with
+    `return` (it ends the function, not the script) and a recursive call stay a plain
+    command, so a step in them is not judged; so does a call given `$?` (`check $?`),
+    read as the script deciding on the status. `funcs`: name -> (index of the header in
+    cmds, index of its `}`), on the first call; then name -> (header depth, body)."""
+    if not calling:
+        defs = {name: (cmds[h].depth, cmds[h + 1:e], h) for name, (h, e) in funcs.items()
+                if e is not None}
+    else:
+        defs = funcs
+    out: list = []
+    for i, c in enumerate(cmds):
+        if c.in_function and not calling:
+            continue
+        d = defs.get(c.name)
+        if d is None or c.name in calling or (not calling and d[2] > i) or \
+                STATUS_READ.search(c.text()):   # `check $?`: the function decides on it
+            out.append(c)
+            continue
+        head_depth, body, _ = d
+        if not body or any(b.name == "return" for b in body) or (
+                len(body) > 1 and (c.op not in ("\n", ";") or
+                                   set(c.before.split()) & (CONDITION | {"exec"}))):
+            out.append(c)
+            continue
+        inner = [replace(b, depth=c.depth + max(b.depth - head_depth - 1, 0),
+                         in_function=False) for b in body]
+        inner[0] = replace(inner[0], before=" ".join(x for x in (c.before, inner[0].before)
+                                                       if x))
+        inner[-1] = replace(inner[-1], op=c.op)
+        out += _inline(inner, defs, calling + (c.name,))
     return out
 
 
@@ -321,7 +414,9 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
     into another command. Not reported: the step as the last command, after `exec`,
     in an `if`/`while` condition, `|| exit 1` (or another handler), `rc=$?` later
     used (`exit $rc`), `exit $?`, `$?`/`PIPESTATUS` tested, `wait $pid`, a `trap`
-    on ERR/EXIT that exits, a step in a function, a script with a stray `done`/`fi`.
+    on ERR/EXIT that exits, a step in a function that is not called (or whose
+    body has `return`), a script with a stray `done`/`fi`. A function's body is read where
+    the function is called (`train() { srun …; }; train; echo done` is judged at the call).
     `srun bash inner.sh` is judged at the srun line; a step launched from a script that
     the batch script sources or runs with `bash` (its launcher not in the batch script)
     is not judged, nor a script without `#SBATCH` lines (bash may run it on a login node,
