@@ -111,6 +111,29 @@ def _coverage(cs: ContainerStep, path: str, site: dict) -> tuple:
     return False, note
 
 
+def _job_path(job: Job, cs: ContainerStep, path: str, site: dict) -> bool:
+    """Whether an unbound code path is one of the job's host files (so the container
+    cannot see it: an error), not a path the image itself may hold (`python
+    /opt/app/train.py` in an image built with its code: an unknown link). The job's are
+    those under its working directory, $HOME, a bind's source or the site profile's file
+    systems, in the local checkout itself, or in a directory named after the job's
+    account or user. A path elsewhere whose name matches a repo
+    file (`/opt/app/train.py`) is not one: an image built from the repo holds the same."""
+    home = cs.step.env.text("HOME") or cs.host.text("HOME")
+    roots = [cs.step.cwd, home, str(job.repo)] + [src for src, _, _ in cs.binds] + \
+        list(site.get("symlinked_paths") or ()) + \
+        [d for d in site.get("default_binds") or () if d != "$HOME"]
+    if any(r and "$" not in r and r.rstrip("/") and _under(path, r) for r in roots):
+        return True
+    # a directory named after the job's account or user (/projappl/project_465002500/…,
+    # /scratch/$USER/…) is the job's storage on the host, wherever the site mounts it
+    batch = cs.step.batch
+    account = batch.get("account", "A") if batch is not None else None
+    names = {account.value if account is not None else "",
+             cs.step.env.text("USER") or cs.host.text("USER") or ""}
+    return bool(names - {""} & set(path.split("/")))
+
+
 def _used_paths(cs: ContainerStep) -> list:
     """(path, what, is_code, EnvValue or None) the program uses, absolute or unresolved."""
     step, env = cs.step, cs.step.env
@@ -176,8 +199,12 @@ def container_binds_missing(job: Job) -> Iterator[Finding]:
     `default_binds`, `symlinked_paths`, `gpu_libraries` and `fabric_binds`.
 
     - An absolute PYTHONPATH entry or entry script that nothing binds: error
-      (the job cannot start). A `--config` file or a data/cache directory
-      (HF_HOME, TORCH_HOME, ...): warning (it may be created inside).
+      (the job cannot start), when it is one of the job's host files: under the
+      working directory, $HOME, a bind's source, the site's file systems or a
+      directory named after the job's account or user. Elsewhere (`python
+      /opt/app/train.py`) the image itself may hold it: warning. A `--config` file
+      or a data/cache directory (HF_HOME, TORCH_HOME, ...): warning (it may be
+      created inside).
     - On a site naming `gpu_libraries` (LUMI), a GPU step (`--rocm`, `--nv`,
       or a ROCm/CUDA job) that neither binds them nor lists them in
       SINGULARITY_CONTAINLIBS: error (seed 002: no GPU is visible).
@@ -253,7 +280,11 @@ def _findings(job: Job, steps: list, site: dict) -> list:
             covered, note = _coverage(cs, path, site)
             if covered:
                 continue
-            certain = code and not opaque and "unless" not in note
+            if code and not _job_path(job, cs, path, site):
+                note = ("it names no file of the repo and lies under none of the job's own "
+                        "directories (the working directory, $HOME, a bind's source, the "
+                        "site's file systems): the image itself may hold it")
+            certain = code and not opaque and "unless" not in note and "image" not in note
             mount = _mount_dir(path)
             tail = f" ({note})" if note else ""
             out.append(Finding(

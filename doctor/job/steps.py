@@ -137,6 +137,7 @@ class _Budget:
         self.loaded: dict = {}    # real path -> SbatchScript, or None: not a script
         self.active: list = []    # the real paths of the scripts being walked, outermost first
         self.heredocs: dict = {}  # a script's text -> (its commands, its here-documents)
+        self.written: dict = {}   # a path -> the script a `cat > path <<EOF` wrote there
         self.stopped = False
 
     def take(self, script: SbatchScript, line: int, state: Any) -> bool:
@@ -198,6 +199,11 @@ def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
     if batch is not None and "SLURM_SUBMIT_DIR" not in state.values:
         # sbatch's working directory, taken as the repo root as everywhere (launch.workdir)
         state.put(EnvValue("SLURM_SUBMIT_DIR", str(job.repo), "slurm", channel="slurm"))
+    if batch is not None:
+        # sbatch copies the batch script to slurmd's spool directory and runs the copy:
+        # there, `$(dirname "$0")` is that directory, not the repo's (a script without
+        # #SBATCH lines is taken as run by its path, `bash scripts/x.sh`)
+        _own_path(state, SPOOL_SCRIPT if batch.directives else batch.rel)
     steps: list = []
     if batch is not None:
         _walk(batch, state, ctx, steps)
@@ -347,7 +353,12 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             inner = _script_named(ctx, state, cmd.words[1], script, cmd.line)
             if inner is not None and ctx.depth < MAX_DEPTH:
                 sub = replace(ctx, scripts=_plus(ctx.scripts, inner), depth=ctx.depth + 1)
+                caller = state.values.get("BASH_SOURCE")
+                _own_path(state, expand(cmd.words[1], state.lookup, in_job=state.in_job).text,
+                          source_only=True)
                 _walk(inner, state, sub, steps, "sourced" if not state.in_step else "inner")
+                if caller is not None:   # back in the file that sourced it
+                    state.put(caller)
                 ctx.scripts = sub.scripts
             elif inner is None and not cmd.argv[1].endswith(("/activate", "/env")):
                 # (a virtualenv's activate sets PATH/VIRTUAL_ENV, nothing the checks read)
@@ -389,7 +400,58 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             continue
         doc = _here_document(ctx, script, index, cmd) if any(
             w.startswith("<<") and not w.startswith("<<<") for w in cmd.words) else None
+        target = _heredoc_target(cmd.words, state) if doc is not None else None
+        if target is not None and doc is not None:
+            # `cat > run.sh <<EOF`: the job writes a script (expanded now, as cat gets it)
+            # that a later `bash run.sh` / `srun ./run.sh` runs: read it as that script
+            body = _here_script(script, doc, state)
+            body.written_by_job = True  # type: ignore[attr-defined]  # (see _plus)
+            ctx.budget.written[_written_key(ctx, target)] = body
+            continue
         _command(script, cmd.line, list(cmd.words), state, ctx, steps, doc)
+
+
+# Where slurmd runs the batch script from: `$SlurmdSpoolDir/job<id>/slurm_script`
+# (SlurmdSpoolDir's default, /var/spool/slurmd; the copy is on the batch node only,
+# and holds the script alone: no file beside it). Checks know it by SPOOL_DIR.
+SPOOL_DIR = "/var/spool/slurmd/job<SLURM_JOB_ID>"
+SPOOL_SCRIPT = SPOOL_DIR + "/slurm_script"
+
+
+def _own_path(state: EnvState, path: str, source_only: bool = False) -> None:
+    """The script's own path as bash gives it to the script: `$0` (not for a sourced
+    file) and `${BASH_SOURCE[0]}`, shell variables that no child inherits."""
+    for name in ("BASH_SOURCE",) if source_only else ("0", "BASH_SOURCE"):
+        state.put(EnvValue(name, path, "shell", exported=False, channel="inner",
+                           in_step=state.in_step))
+
+
+def _heredoc_target(words: tuple, state: EnvState) -> Optional[str]:
+    """The file `cat > FILE <<EOF`, `cat <<EOF >FILE` or `tee FILE <<EOF` writes (not
+    appends: `>>` adds to a file the doctor cannot see)."""
+    argv0 = unquote(words[0])
+    rest = [w for w in words[1:] if not w.startswith("<<")]
+    if argv0 == "cat":
+        for k, w in enumerate(rest):
+            if w == ">" and k + 1 < len(rest):
+                return word_of(rest[k + 1], state)
+            if w.startswith(">") and not w.startswith((">>", ">&")) and len(w) > 1:
+                return word_of(w[1:], state)
+        return None
+    if argv0 == "tee":
+        files = [w for w in rest if not w.startswith(("-", ">", "2>", "&>", "1>"))]
+        return word_of(files[0], state) if len(files) == 1 and "-a" not in rest else None
+    return None
+
+
+def _written_key(ctx: _Ctx, path: str) -> str:
+    return os.path.normpath(os.path.join(ctx.cwd or "", path))
+
+
+def _written(ctx: _Ctx, path: str) -> Optional[SbatchScript]:
+    """The script the job wrote at `path` with a here-document, if it did."""
+    written = ctx.budget.written
+    return written.get(_written_key(ctx, path)) if written and path else None
 
 
 def _set_pwd(state: EnvState, target: Optional[str], script: SbatchScript, line: int) -> None:
@@ -468,7 +530,9 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             wrapped.pop("srun", None)
             chain.append(Launcher("sbatch", tuple(word_of(w, local) for w in words[i:]),
                                   script.rel, line))
-            _walk_commands(body, local.child(), replace(
+            inner_state = local.child()
+            _own_path(inner_state, SPOOL_SCRIPT)   # a batch script, run from the spool too
+            _walk_commands(body, inner_state, replace(
                 ctx, chain=tuple(chain), counts=wrapped, container=container,
                 depth=ctx.depth + 1, wrapped=True, outer=_plus_shell(ctx, local)), steps,
                 "inner")
@@ -522,6 +586,7 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             # `srun scripts/run_with_environment.sh python train.py`: the wrapper sets its
             # variables, then runs its arguments ("$@")
             sub_state = local.child()
+            _own_path(sub_state, word)
             sub = replace(ctx, chain=tuple(chain), counts=counts, container=container,
                           scripts=_plus(ctx.scripts, wrapper), depth=ctx.depth + 1)
             before = len(steps)
@@ -648,6 +713,8 @@ def _wrapper_script(ctx: _Ctx, word: str) -> Optional[SbatchScript]:
     """A repo shell script run as a command (`./run.sh`, `scripts/env.sh python x.py`)."""
     if not word.endswith((".sh", ".bash")) or "$" in word:
         return None
+    if _written(ctx, word) is not None:
+        return _written(ctx, word)
     path = _resolve_path(ctx, word)
     return None if path is None else _read(ctx, path)
 
@@ -669,12 +736,12 @@ def _shell(words: list, state: EnvState, ctx: _Ctx, steps: list, script: SbatchS
             break
         if not w.startswith(("-", "+")):
             break
-        # (`-lc`, one-letter options together, would run the code too; read as -c, it
-        # finds steps inside containers whose image's own files container-binds-missing
-        # judges as unbound (tests/data/realworld/mvmae_apptainerenv): not yet)
-        code |= w == "-c"
-        stdin |= w == "-s"
-        i += 1
+        # one-letter options go together: `bash -lc CODE`, `sh -ec CODE`, `bash -l -c`
+        # (`--login` and the other long options are skipped as flags)
+        short = w[0] == "-" and not w.startswith("--")
+        code |= short and "c" in w[1:]
+        stdin |= short and "s" in w[1:]
+        i += 2 if short and w[-1] in "oO" else 1    # `-eo pipefail`: -o takes a value
     if ctx.depth >= MAX_DEPTH:
         return
     sub = replace(ctx, depth=ctx.depth + 1, outer=_plus_shell(ctx, state))
@@ -693,7 +760,11 @@ def _shell(words: list, state: EnvState, ctx: _Ctx, steps: list, script: SbatchS
     inner = _script_named(ctx, state, words[i], script, line)
     if inner is not None:
         sub = replace(ctx, scripts=_plus(ctx.scripts, inner), depth=ctx.depth + 1)
-        _walk(inner, state.child(), sub, steps, "inner")
+        child = state.child()
+        # `bash scripts/x.sh`: $0 is the path as given, relative to the shell's directory
+        _own_path(child, expand(words[i], state.lookup, in_job=state.in_job).text
+                  if inner is not ctx.batch or not ctx.batch.directives else SPOOL_SCRIPT)
+        _walk(inner, child, sub, steps, "inner")
 
 
 def _plus_shell(ctx: _Ctx, state: EnvState) -> tuple:
@@ -755,6 +826,8 @@ def _script_named(ctx: _Ctx, state: EnvState, raw: str, script: SbatchScript,
                   line: int) -> Optional[SbatchScript]:
     """The repo script a word names (through variables), or None with a note."""
     res = expand(raw, state.lookup, in_job=state.in_job)
+    if res.resolved and _written(ctx, res.text) is not None:
+        return _written(ctx, res.text)
     path = _resolve_path(ctx, res.text) if res.resolved or "/" in res.text else None
     if path is None:
         path = _by_tail(ctx, _tail(res.text))
@@ -768,7 +841,10 @@ def _script_named(ctx: _Ctx, state: EnvState, raw: str, script: SbatchScript,
 
 def _plus(scripts: tuple, script: SbatchScript) -> tuple:
     """`scripts` and `script`, once: a file sourced 10,000 times is one script read
-    (and the tuple, copied for each, stays short)."""
+    (and the tuple, copied for each, stays short). A script the job wrote with a
+    here-document is text of a script already there (its lines are that file's)."""
+    if getattr(script, "written_by_job", False):
+        return scripts
     return scripts if script in scripts else scripts + (script,)
 
 
