@@ -11,6 +11,7 @@ from doctor import Finding, Location, Severity, Skip, check, edits, fs
 from doctor.job.context import Job
 from doctor.job.launch import srun_container
 from doctor.job.made import producer, script_writes
+from doctor.job.steps import SPOOL_DIR
 from doctor.model import Edit, FixOption, edit_steps
 
 CHECK_ID = "entry-not-found"
@@ -44,6 +45,13 @@ def entry_not_found(job: Job) -> Iterator[Finding]:
     step (`cp`, `wget -O`, a `cat > x.py <<EOF` here-document) is not reported; one
     another producer may make (an earlier step, the job this one waits for, a repo
     script that writes there, a command that names it) is a warning naming it.
+
+    The batch script's own directory (`python "$(dirname "$0")/x.py"`, `${BASH_SOURCE%/*}`,
+    `SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)`) is slurmd's spool
+    directory: sbatch copies the script there and runs the copy, and nothing else is
+    there. That entry is a warning (the script might also be run with `bash`, where `$0`
+    is its own path); the fix is `${SLURM_SUBMIT_DIR}/<path>`. In a script run by its
+    path (`srun bash scripts/x.sh`), `$0` is that path, and the entry is judged from it.
 
     ## Why it matters
     `python: can't open file '…/train.py': [Errno 2] No such file or directory`,
@@ -82,6 +90,8 @@ def entry_not_found(job: Job) -> Iterator[Finding]:
 
 def _judge(job: Job, script, step) -> Optional[Finding]:
     entry = step.entry
+    if entry.startswith(SPOOL_DIR + "/") and entry.endswith(".py"):
+        return _from_spool(job, step, entry[len(SPOOL_DIR) + 1:])
     if not entry.endswith(".py") or re.search(r"[$`*?\[{}<>%~]", entry):
         return None   # unresolved (`$DIR/x.py`, `~`, a `{{ template }}`), or not a script
     if step.cwd_unknown:
@@ -133,6 +143,29 @@ def _judge(job: Job, script, step) -> Optional[Finding]:
               "looked": [job.rel(p) for p, _, _ in inside], "suggestion": guess,
               "producer": made or None},
         severity=Severity.WARNING if made else None)
+
+
+def _from_spool(job: Job, step, name: str) -> Finding:
+    """`python $(dirname "$0")/x.py` in a batch script: sbatch runs a copy of the script
+    from slurmd's spool directory, which holds nothing else. A warning: the script might
+    also be run by `bash`, where $0 is its own path."""
+    batch = step.batch or step.script
+    here = batch.path.parent / name
+    near = job.rel(here) if fs.is_file(here, job.unreadable) else None
+    fix_path = "${SLURM_SUBMIT_DIR}/" + (near if near else name)
+    msg = (f"{step.where} runs {name} from the batch script's own directory (`$0`, "
+           f"`BASH_SOURCE`), which under sbatch is {SPOOL_DIR}/{name}: Slurm "
+           f"runs a copy of {batch.rel} from slurmd's spool directory (SlurmdSpoolDir), so "
+           "`$0`/`${BASH_SOURCE[0]}` name that copy, not the repo's script, and nothing "
+           f"else is there; python fails with No such file or directory"
+           + (f" (the repo's file is {near})" if near else ""))
+    return Finding(
+        msg, location=Location(step.script.rel, step.line),
+        fix=f"Run `{fix_path}` (sbatch's submit directory, the repo root when the job is "
+            "submitted from there), or a path relative to the job's working directory.",
+        data={"entry": f"{SPOOL_DIR}/{name}", "script": step.script.rel, "suggestion": near,
+              "spool": True},
+        severity=Severity.WARNING)
 
 
 # Apptainer/Singularity options after which the program does not start in the host's

@@ -506,6 +506,9 @@ def _expand_into(raw: str, lookup: Lookup, res: Expanded, out: list, quoted: boo
         elif c == "$" and i + 1 < n and (m := _NAME.match(raw, i + 1)):
             _var(m.group(0), raw[i:m.end()], lookup, res, out, in_job)
             i = m.end()
+        elif raw.startswith("$0", i) and lookup("0") is not None:
+            out.append(lookup("0") or "")   # the script's path as bash was given it
+            i += 2
         else:
             out.append(c)
             i += 1
@@ -527,7 +530,7 @@ def _var(name: str, written: str, lookup: Lookup, res: Expanded, out: list,
             res.unresolved.append(written)
 
 
-_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=+?])(.*))?$", re.S)
+_PARAM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|0)(?:\[0\])?(?:(:?[-=+?]|%%?|##?)(.*))?$", re.S)
 
 
 def _param(body: str, written: str, lookup: Lookup, res: Expanded, out: list, in_job: bool,
@@ -541,6 +544,14 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, out: list, in
     word = re.sub(r'(?<!\\)"', "", word)   # ${A:-"x"} is x: bash removes those quotes
     if not op:
         _var(name, written, lookup, res, out, in_job)
+        return
+    if op[0] in "%#":   # ${BASH_SOURCE%/*}: the value less its shortest/longest suffix/prefix
+        value = None if (name in RUNTIME_VARS and not in_job) else lookup(name)
+        if value is None or "$" in word or "`" in word:
+            out.append(written)
+            res.unresolved.append(written)
+        else:
+            out.append(_strip_pattern(value, op, word))
         return
     kind = RUNTIME_VARS.get(name) or USER_VARS.get(name)
     value = None if (name in RUNTIME_VARS and not in_job) else lookup(name)
@@ -565,7 +576,61 @@ def _param(body: str, written: str, lookup: Lookup, res: Expanded, out: list, in
             out.append(value or "")
 
 
+def _strip_pattern(value: str, op: str, pattern: str) -> str:
+    """bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat} (glob patterns, as fnmatch)."""
+    import fnmatch
+
+    pattern = unquote(pattern)
+    cuts = range(len(value) + 1)
+    if op[0] == "%":   # a suffix: the shortest first, or the longest
+        for k in (reversed(cuts) if op == "%" else cuts):
+            if fnmatch.fnmatchcase(value[k:], pattern):
+                return value[:k]
+    else:
+        for k in (cuts if op == "#" else reversed(cuts)):
+            if fnmatch.fnmatchcase(value[:k], pattern):
+                return value[k:]
+    return value
+
+
+def _path_subst(cmd: str, lookup: Lookup) -> Optional[str]:
+    """What `$(dirname X)`, `$(cd X && pwd)`, `$(cd X; pwd -P)`, `$(realpath X)` and
+    `$(readlink -f X)` print, where X expands to a known path (the script's own
+    directory: `$(dirname "${BASH_SOURCE[0]}")`); None otherwise."""
+    cmds = [[w for w in ws if w != "--"] for _, ws in split_commands(cmd)]
+    if len(cmds) == 2 and cmds[1][:1] == ["pwd"] and len(cmds[1]) <= 2 and \
+            cmds[0][:1] == ["cd"] and len(cmds[0]) >= 2:
+        if any(not _REDIRECT_WORD.match(w) for w in cmds[0][2:]) or not re.search(
+                r"(&&|;)\s*pwd(\s+-[PL])?\s*$", cmd):
+            return None
+        kind, word = "cd", cmds[0][1]
+    elif len(cmds) == 1 and len(cmds[0]) == 2 and cmds[0][0] in ("dirname", "realpath"):
+        kind, word = cmds[0]
+    elif len(cmds) == 1 and len(cmds[0]) == 3 and cmds[0][:2] in (["readlink", "-f"],
+                                                                   ["readlink", "-e"]):
+        kind, word = "cd", cmds[0][2]
+    else:
+        return None
+    got = expand(word, lookup)
+    if not got.resolved or "$" in got.text or not got.text:
+        return None
+    path = got.text
+    if kind == "dirname":
+        return posixpath.dirname(path.rstrip("/") or "/") or "."
+    # (a relative one stays relative: to the step's directory, which the model knows
+    # better than the login shell's PWD)
+    return posixpath.normpath(path)
+
+
+_REDIRECT_WORD = re.compile(r"^(\d*|&)>>?(/dev/null)?$|^/dev/null$|^2>&1$")
+
+
 def _command_subst(cmd: str, written: str, lookup: Lookup, res: Expanded, out: list) -> None:
+    if "/" in cmd or "$" in cmd or "dirname" in cmd:
+        path = _path_subst(cmd, lookup)
+        if path is not None:
+            out.append(path)
+            return
     kind = COMMAND_KINDS.get(" ".join(cmd.split()))
     if kind:
         res.parts.add(kind)
