@@ -75,7 +75,8 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
     than a day (`--time` over 24 h: long jobs are the ones that get preempted, and
     nothing of /tmp survives the job), or spans several nodes (`--nodes` > 1, or the
     node count of a step or of an `sbatch <<EOF` batch script: rank 0's /tmp is not the
-    other nodes'). Its output, checkpoint and resume paths are read where the job sets
+    other nodes'); an `sbatch <<EOF` body's own `#SBATCH --requeue` and `--time` count
+    as the submitted script's. Its output, checkpoint and resume paths are read where the job sets
     them: the training step's options and `key=value` overrides (`--save`, `--load`,
     `--output_dir`, `--checkpoint_dir`, `--save_dir`, `trainer.default_root_dir=`,
     `hydra.run.dir=` ...), the keys of the configs the step reads, and the code the
@@ -124,18 +125,25 @@ def checkpoint_on_local_tmp(job: Job) -> Iterator[Finding]:
 
 # ---- the job's risk -----------------------------------------------------------------
 def _risk(job: Job, script: SbatchScript) -> Optional[Risk]:
-    why = []
-    d = script.get("requeue", "no-requeue")
-    if d is not None and d.key == "requeue":
-        why.append(script.where(d))
-    t = script.get("time")
-    if t is not None and t.value:
-        try:
-            minutes = slurm_minutes(t.value)
-        except ValueError:
-            minutes = 0.0
-        if minutes is None or minutes > DAY_MINUTES:
-            why.append(f"a time limit over a day, {script.where(t)}")
+    why: list = []
+    # the submitted script's #SBATCH lines, and those of each `sbatch <<EOF` body it
+    # submits (a job of its own: Step.job_script)
+    jobs = [script]
+    for s in job.steps(script):
+        if s.job_script is not None and all(s.job_script is not j for j in jobs):
+            jobs.append(s.job_script)
+    for src in jobs:
+        d = src.get("requeue", "no-requeue")
+        if d is not None and d.key == "requeue":
+            why.append(src.where(d))
+        t = src.get("time")
+        if t is not None and t.value:
+            try:
+                minutes = slurm_minutes(t.value)
+            except ValueError:
+                minutes = 0.0
+            if minutes is None or minutes > DAY_MINUTES:
+                why.append(f"a time limit over a day, {src.where(t)}")
     nodes = job.nodes(script)
     n = script.get("nodes")
     if nodes and nodes > 1:

@@ -92,6 +92,9 @@ class Step:
     # the `cd` whose directory the doctor could not read (`cd $WORK/code` at job.sh:5):
     # `cwd` is then the last directory it knew, not where the step runs
     cwd_unknown: Optional[str] = None
+    # the script whose #SBATCH lines are this step's job's (--time, --requeue): the
+    # submitted script, or for `sbatch <<EOF` the here-document, a job of its own
+    job_script: Optional[SbatchScript] = None
 
     @property
     def where(self) -> str:
@@ -176,6 +179,7 @@ class _Ctx:
     # here-document's, `bash -c "$CMD"`'s): where a directory in it came from (_step)
     outer: tuple = ()
     cwd_unknown: Optional[str] = None   # Step.cwd_unknown
+    job_script: Optional[SbatchScript] = None   # Step.job_script, where not ctx.batch
 
 
 def launched_steps(job: Any, batch: Optional[SbatchScript]) -> list:
@@ -534,7 +538,8 @@ def _command(script: SbatchScript, line: int, words: list, state: EnvState, ctx:
             _own_path(inner_state, SPOOL_SCRIPT)   # a batch script, run from the spool too
             _walk_commands(body, inner_state, replace(
                 ctx, chain=tuple(chain), counts=wrapped, container=container,
-                depth=ctx.depth + 1, wrapped=True, outer=_plus_shell(ctx, local)), steps,
+                depth=ctx.depth + 1, wrapped=True, outer=_plus_shell(ctx, local),
+                job_script=body if doc is not None and code is None else None), steps,
                 "inner")
             return
         if base in ("mpirun", "mpiexec"):
@@ -957,7 +962,8 @@ def _step(script: SbatchScript, line: int, words: list, state: EnvState, ctx: _C
     env = state.env()
     step = Step(ctx.batch, script, line, chain, tuple(argv), entry, is_module,
                 tuple(word_of(a, state) for a in args), env, ctx.scripts, **_counts(counts),
-                container=container, cwd=_chdir(chain, ctx.cwd), notes=list(state.notes))
+                container=container, cwd=_chdir(chain, ctx.cwd), notes=list(state.notes),
+                job_script=ctx.job_script or ctx.batch)
     if ctx.cwd_unknown and (step.cwd == ctx.cwd or not os.path.isabs(step.cwd or "")):
         step.cwd_unknown = ctx.cwd_unknown   # (an `srun --chdir=/abs` knows it again)
     if entry is not None and not is_module:
