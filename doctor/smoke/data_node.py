@@ -450,4 +450,9 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # torch is imported here: the interpreter's teardown of it would cost the run a second
+    # or more on a busy node, and every event is already written (each write is flushed)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
