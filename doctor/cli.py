@@ -482,6 +482,8 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
 @input_options(files=False)
 @click.option("--smoke", is_flag=True, help="Also run the DDP smoke here before submitting.")
 @click.option("--model", help="Model factory MOD:FACTORY for the DDP smoke.")
+@click.option("--data", help="DataLoader factory MOD:FACTORY for the data smoke (with --smoke, "
+              "as `run --data`).")
 @click.option("--fail-on", type=click.Choice(["error", "warning"]), default="error",
               show_default=True, help="Lowest severity of a failure that refuses the job.")
 @click.option("--json", "json_file", help="Also write the JSON report here (%j: the new "
@@ -498,7 +500,7 @@ def docs_cmd(check_only: bool, out: Optional[Path]) -> None:
 def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Path],
                only: tuple, skip: tuple, smoke: bool, model: Optional[str],
                torch_version: Optional[str], fail_on: str, json_file: Optional[str],
-               force: bool, script: Path, sbatch_args: tuple,
+               force: bool, script: Path, sbatch_args: tuple, data: Optional[str] = None,
                sbatch_timeout: float = SBATCH_TIMEOUT_S, quiet: bool = False,
                verbose: bool = False, color: str = "auto",
                baseline: Optional[str] = None) -> None:
@@ -530,7 +532,7 @@ def sbatch_cmd(repo: Optional[Path], configs: tuple, settings_file: Optional[Pat
     script_args = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
     job = Job(repo if repo is not None else default_repo(), configs=configs,
-              sbatch=(str(script),), settings_file=settings_file, model=model,
+              sbatch=(str(script),), settings_file=settings_file, model=model, data=data,
               torch_version=torch_version, submit_args=args)
     suppress.use_baseline(job, baseline)
     refuse_empty(("--json", json_file))

@@ -170,6 +170,18 @@ def test_a_bad_data_factory_is_exit_2_before_any_rank(spec, needle, tmp_path):
     box.assert_clean()
 
 
+def test_sbatch_smoke_takes_data_as_run_does(tmp_path):
+    """`doctor sbatch --smoke --data` names the factory as `run --data` does: a typo'd one is
+    exit 2 naming --data before any rank starts, and nothing is submitted."""
+    box = Sandbox("pass_workers_from_env", tmp_path)
+    proc = run_doctor("sbatch", "--smoke", "--only", "data-smoke", "--data",
+                      "loaders:train_laoder", "--repo", str(box.repo),
+                      str(box.repo / "train.sbatch"), "--test-only", env=box.env, timeout=60)
+    one_line_exit_2(proc, "--data loaders:train_laoder", "defines no 'train_laoder'")
+    assert not proc.stdout.strip()   # no job id
+    box.assert_clean()
+
+
 def test_static_and_no_smoke_never_run_the_factory(tmp_path):
     """The factory is the user's code: a factory that would leave a file behind leaves none."""
     box = Sandbox("pass_workers_from_env", tmp_path)
