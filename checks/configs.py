@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.model import FixOption, edit_steps
-from doctor.checks.entry import nearest_file, word_edit
+from doctor.job.nearest import nearest_file, word_edit
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
 from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.checks.partitions import slurm_minutes
+from doctor.job.sbatch import slurm_minutes
 from doctor.job.assigned import Values
 from doctor.job.closure import step_files
 from doctor.job.context import Job

@@ -353,9 +353,12 @@ WRITERS = re.compile(r"os\.write\(|\.write_text\(|\.write_bytes\(|\bopen\(.*[\"'
                      r"|O_WRONLY|O_RDWR")
 # Writers that are no output of a command: /dev/null for a closed stream, `doctor docs`'
 # pages from the registry, and the smoke's ranks, which write their output, events and
-# exit codes into the smoke's private temporary directory (read, then removed).
+# exit codes into the smoke's private temporary directory (read, then removed); the data
+# smoke's ranks and workers do the same, and write their own /proc/self uid and gid maps to
+# enter a private mount namespace (the /dev/shm of the node's size).
 ALLOWED = {("doctor/cli.py", 'open(os.devnull, "w"'), ("doctor/docs.py", "p.write_text(text)"),
-           *((f"doctor/smoke/{name}.py", "") for name in ("launcher", "worker", "reaper")),
+           *((f"doctor/smoke/{name}.py", "") for name in ("launcher", "worker", "reaper",
+                                                          "data", "data_node")),
            # made.py's docstrings quote the user's write calls it reads; it writes nothing
            ("doctor/job/made.py", "`open(")}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from doctor.checks.limits import apply_ulimits, ulimit_commands
+from doctor.job.ulimits import apply_ulimits, ulimit_commands
 from conftest import ROOT, result_of, run_json, validate_report
 from doctor.job.sbatch import parse_sbatch
 

@@ -206,3 +206,22 @@ def looks_like_sbatch(path: Path, log: fs.Log = None) -> bool:
     if encoding:   # UTF-16: found, so that sbatch's refusal is reported
         head = head.decode(encoding, "replace").encode()
     return b"\0" not in head and b"\n#SBATCH" in b"\n" + head
+
+
+def slurm_minutes(value: str) -> Optional[float]:
+    """A Slurm time (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS) in minutes; None for
+    UNLIMITED/INFINITE. A value sbatch would refuse raises ValueError."""
+    v = value.strip()
+    if v.upper() in ("UNLIMITED", "INFINITE"):
+        return None
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", v)
+    if not m:
+        raise ValueError(value)
+    days, a, b, c = m.groups()
+    if days is not None:   # D-HH[:MM[:SS]]
+        return int(days) * 1440 + int(a) * 60 + int(b or 0) + int(c or 0) / 60
+    if c is not None:      # HH:MM:SS
+        return int(a) * 60 + int(b) + int(c) / 60
+    if b is not None:      # MM:SS
+        return int(a) + int(b) / 60
+    return float(a)        # MM
