@@ -10,6 +10,7 @@ run_case, measured now on this machine; `--recorded FILE` reads a recording inst
     python3 benchmarks/memory_estimate.py                 # the CPU table (about 2 min)
     python3 benchmarks/memory_estimate.py --cuda tests/data/gpu/memory_cuda_h200.json
     python3 benchmarks/memory_estimate.py --ddp           # 2-rank gloo DDP vs the estimate
+    python3 benchmarks/memory_estimate.py --fsdp          # 2-rank gloo FSDP2 vs the estimate
     python3 benchmarks/memory_estimate.py --speed         # a 110M-parameter model's wall time
 
 `--cuda FILE`: the CUDA estimate (512-byte blocks, foreach, the convolution workspace)
@@ -35,8 +36,30 @@ sys.path[:0] = [str(HERE / "gpu"), str(ROOT)]
 MiB = 1 << 20
 
 
+def fsdp_shard(world: int = 2):
+    """FSDP2 as the --fsdp runs apply it: each transformer layer, then the root, on a fake
+    process group of `world` ranks (this process is rank 0; every rank's shard is equal
+    here)."""
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if not dist.is_initialized():
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    mesh = init_device_mesh("cpu", (world,))
+
+    def shard(model):
+        for m in model.modules():
+            if isinstance(m, torch.nn.TransformerEncoderLayer):
+                fully_shard(m, mesh=mesh)
+        fully_shard(model, mesh=mesh)
+    return shard
+
+
 def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
-             ddp: bool = False) -> dict:
+             ddp: bool = False, fsdp: bool = False) -> dict:
     import torch
 
     from doctor.memory.fake import run_steps
@@ -62,7 +85,8 @@ def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
 
     return run_steps(built, lambda m, xy: loss(m, *xy), optimizer, make_batch=make_batch,
                      autocast=torch.bfloat16 if dtype == "bf16_autocast" else None,
-                     round_to=512 if target == "cuda" else 0, ddp=ddp)
+                     round_to=512 if target == "cuda" else 0, ddp=ddp,
+                     shard=fsdp_shard() if fsdp else None)
 
 
 def cases(models: list) -> list:
@@ -131,7 +155,16 @@ with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         model = build()
         if dtype == "bf16_weights":
             model = model.to(torch.bfloat16)
-        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        if sys.argv[5] == "fsdp":   # as fsdp_shard() does it
+            from torch.distributed.device_mesh import init_device_mesh
+            from torch.distributed.fsdp import fully_shard
+            mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+            for m in model.modules():
+                if isinstance(m, torch.nn.TransformerEncoderLayer):
+                    fully_shard(m, mesh=mesh)
+            ddp = fully_shard(model, mesh=mesh)
+        else:
+            ddp = torch.nn.parallel.DistributedDataParallel(model)
         x, y = batch(cpu)
         if dtype == "bf16_weights" and x.is_floating_point():
             x = x.to(torch.bfloat16)
@@ -150,8 +183,8 @@ dist.destroy_process_group()
 '''
 
 
-def ddp_real(model: str, dtype: str, opt: str) -> list:
-    """Each rank's profiler peak of 3 DDP steps on 2 gloo ranks."""
+def ddp_real(model: str, dtype: str, opt: str, mode: str = "ddp") -> list:
+    """Each rank's profiler peak of 3 DDP (or FSDP2) steps on 2 gloo ranks."""
     import socket
 
     with socket.socket() as s:
@@ -165,21 +198,23 @@ def ddp_real(model: str, dtype: str, opt: str) -> list:
             env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                        RANK=str(rank), WORLD_SIZE="2", OMP_NUM_THREADS="1")
             procs.append(subprocess.Popen(
-                [sys.executable, str(script), str(HERE / "gpu"), model, dtype, opt], env=env,
+                [sys.executable, str(script), str(HERE / "gpu"), model, dtype, opt, mode], env=env,
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
         out = [p.communicate(timeout=600)[0] for p in procs]
     return [json.loads([ln for ln in o.splitlines() if ln.startswith("{")][-1])["peak_bytes"]
             for o in out]
 
 
-def ddp_table(models: list, tolerance: float) -> bool:
-    print("DDP, 2 gloo ranks: estimate (buckets added) vs each rank's profiler peak")
+def ddp_table(models: list, tolerance: float, mode: str = "ddp") -> bool:
+    print(f"{mode.upper()}, 2 gloo ranks: estimate "
+          f"({'buckets added' if mode == 'ddp' else 'fake process group'}) vs each rank's "
+          "profiler peak")
     print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}  rank")
     ok = True
     for m in models:
         for d, o in (("fp32", "adamw"), ("fp32", "sgd"), ("bf16_autocast", "adamw")):
-            e = estimate(m, d, o, ddp=True)
-            for rank, real in enumerate(ddp_real(m, d, o)):
+            e = estimate(m, d, o, ddp=mode == "ddp", fsdp=mode == "fsdp")
+            for rank, real in enumerate(ddp_real(m, d, o, mode)):
                 err = row(f"{m} {d} {o}", e["peak_bytes"], real, str(rank))
                 ok = ok and abs(err) <= tolerance
     return ok
@@ -239,6 +274,8 @@ def main(argv=None) -> int:
     ap.add_argument("--recorded", default="", help="read the CPU peaks from this recording")
     ap.add_argument("--cuda", default="", help="compare with this GPU recording instead")
     ap.add_argument("--ddp", action="store_true", help="2-rank gloo DDP runs")
+    ap.add_argument("--fsdp", action="store_true", help="2-rank gloo FSDP2 runs (each "
+                    "TransformerEncoderLayer, then the root)")
     ap.add_argument("--speed", type=int, default=0, metavar="RUNS",
                     help="time the 110M-parameter estimate RUNS times")
     ap.add_argument("--tolerance", type=float, default=2.0, help="percent")
@@ -250,8 +287,8 @@ def main(argv=None) -> int:
     if args.cuda:
         cuda_table(models, args.cuda)
         return 0
-    if args.ddp:
-        return 0 if ddp_table(models, args.tolerance) else 1
+    if args.ddp or args.fsdp:
+        return 0 if ddp_table(models, args.tolerance, "fsdp" if args.fsdp else "ddp") else 1
     return 0 if cpu_table(models, args.recorded, args.tolerance) else 1
 
 

@@ -19,12 +19,13 @@ temporaries than the CPU's per-parameter loop).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 import weakref
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Iterator, Optional
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 from torch.utils._pytree import tree_leaves, tree_map
 
 STEPS = 2   # step 1 creates the optimizer state; step 2 is the steady state with it
@@ -55,6 +56,14 @@ class Counter(TorchDispatchMode):
         return -(-nbytes // r) * r if r and nbytes else nbytes
 
     def track(self, t: torch.Tensor) -> None:
+        if is_traceable_wrapper_subclass(t):
+            # a DTensor's own storage reports the global size: its memory is its local
+            # shard's (FSDP2's sharded parameters and their optimizer state)
+            for name in t.__tensor_flatten__()[0]:   # type: ignore[attr-defined]
+                inner = getattr(t, name)
+                if isinstance(inner, torch.Tensor):
+                    self.track(inner)
+            return
         self.devices.add(t.device.type)
         try:
             st = t.untyped_storage()
@@ -68,6 +77,21 @@ class Counter(TorchDispatchMode):
         self.by_id[id(st)] = serial
         weakref.finalize(st, self.free, serial, id(st))
         self.live += nbytes
+        if self.live > self.peak or (self.last and self.live == self.peak):
+            self.peak, self.peak_phase = self.live, self.phase
+            self.at_peak = dict(self.alive)
+
+    def resized(self, t: torch.Tensor) -> None:
+        """`t`'s storage was resized in place (FSDP2 frees and re-allocates its unsharded
+        parameters with `storage.resize_`, which no op output shows)."""
+        st = t.untyped_storage()
+        serial = self.by_id.get(id(st))
+        if serial is None:
+            self.track(t)
+            return
+        nbytes, phase = self.alive[serial]
+        self.alive[serial] = (self.size(st.nbytes()), phase)
+        self.live += self.alive[serial][0] - nbytes
         if self.live > self.peak or (self.last and self.live == self.peak):
             self.peak, self.peak_phase = self.live, self.phase
             self.at_peak = dict(self.alive)
@@ -161,12 +185,15 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
               make_optimizer: Callable[[Any], Any], *, autocast: Optional[torch.dtype] = None,
               round_to: int = 0, steps: int = STEPS,
               make_batch: Optional[Callable[[Any, Any], Any]] = None,
-              wrap: Optional[Callable[[Any], Any]] = None, ddp: bool = False) -> dict:
+              wrap: Optional[Callable[[Any], Any]] = None, ddp: bool = False,
+              shard: Optional[Callable[[Any], None]] = None) -> dict:
     """`build()` returns `(model, batch)`, run with meta as the default device (no memory,
     no time); the model is then given fake CPU tensors and trained `steps` steps.
     `make_batch(model, batch)` (under the fake mode, after the model's tensors are fake)
-    returns the batch to train on, when the build's own is not it. `wrap(model)` makes the module
-    that is trained. `ddp`: add DDP's gradient buckets (see below). The peak and its
+    returns the batch to train on, when the build's own is not it. `shard(model)` applies
+    FSDP2's `fully_shard` on the meta model (a process group, fake or real, is set up by the
+    caller); its parameters are then made with FSDP2's own `to_empty`. `wrap(model)` makes
+    the module that is trained. `ddp`: add DDP's gradient buckets (see below). The peak and its
     breakdown in bytes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -174,7 +201,12 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
     with torch.device("meta"):
         model, batch = build()
     counter = Counter(round_to, TRANSIENTS["cuda" if round_to else "cpu"])
-    with FakeTensorMode(allow_non_fake_inputs=False), counter:
+    if shard is not None:
+        shard(model)
+    with FakeTensorMode(allow_non_fake_inputs=shard is not None), counter, \
+            fsdp_storage_resizes(counter):
+        if shard is not None:
+            model.to_empty(device="cpu")
         batch = materialise(model, batch)
         if make_batch is not None:
             batch = make_batch(model, batch)
@@ -211,6 +243,34 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
             "breakdown_bytes": parts, "parameters": nparams, "trainable_bytes": trainable,
             "batch_size": batch_size,
             "devices": sorted(counter.devices), "seconds_s": round(time.perf_counter() - t0, 3)}
+
+
+@contextlib.contextmanager
+def fsdp_storage_resizes(counter: Counter) -> Iterator[None]:
+    """Tell `counter` of FSDP2's in-place storage resizes (its unsharded parameters are
+    allocated before each all-gather and freed after, by `storage.resize_`)."""
+    try:
+        from torch.distributed.fsdp._fully_shard import _fsdp_param as fp
+        from torch.distributed.fsdp._fully_shard import _fsdp_param_group as fpg
+    except ImportError:   # a torch without FSDP2: nothing to patch
+        yield
+        return
+    saved = [(mod, name, getattr(mod, name)) for mod in (fp, fpg)
+             for name in ("alloc_storage", "free_storage") if hasattr(mod, name)]
+
+    def told(func: Callable) -> Callable:
+        def resize(t: torch.Tensor) -> None:
+            func(t)
+            counter.resized(t)
+        return resize
+
+    for mod, name, func in saved:
+        setattr(mod, name, told(func))
+    try:
+        yield
+    finally:
+        for mod, name, func in saved:
+            setattr(mod, name, func)
 
 
 def _nbytes(t: Any) -> int:
