@@ -88,6 +88,9 @@ def main() -> int:
             rep = json.loads(p.stdout)
             seen[name] = [(r["id"], r["status"]) for r in rep["results"]
                           if r["id"] in ("data-smoke", "ddp-smoke")]
+            slow = sorted(rep["results"], key=lambda r: -(r.get("duration_s") or 0))[:3]
+            print("   slowest: " + ", ".join(f"{r['id']} {r.get('duration_s') or 0:.1f} s "
+                                            f"({r['status']})" for r in slow), flush=True)
         elif p.returncode:
             raise SystemExit(f"the baseline failed: {p.stderr[-2000:]}")
 
