@@ -176,17 +176,18 @@ def test_fsdp2_count_takes_dtensor_shards_and_storage_resizes():
     """FSDP2 on a fake process group against two real gloo ranks (the oracle; their
     smaller peak: gloo holds reduce-scatter buffers on one rank at times, which the
     count does not see and which `parallel: fsdp` is therefore not yet judged on).
-    Without DTensor shards counted by their local tensors the count is 3x too high."""
+    Without DTensor shards counted by their local tensors the count is 3x too high;
+    without gloo's reduce-scatter clone, 8.6% too low."""
     import subprocess
 
     from memory_estimate import ddp_real
 
     code = ("import sys, json; sys.path[:0] = sys.argv[1:]; "
             "from memory_estimate import estimate; "
-            "print(json.dumps(estimate('transformer', 'fp32', 'adamw', fsdp=True)))")
+            "print(json.dumps(estimate('mlp', 'fp32', 'adamw', fsdp=True)))")
     out = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks"),
                           str(ROOT / "benchmarks" / "gpu"), str(ROOT)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     est = json.loads(out.strip().splitlines()[-1])["peak_bytes"]
-    real = min(ddp_real("transformer", "fp32", "adamw", "fsdp"))
+    real = min(ddp_real("mlp", "fp32", "adamw", "fsdp"))
     assert abs(est - real) <= 0.02 * real, (est, real)

@@ -290,6 +290,9 @@ def conv_backward_transient(inputs: float) -> Callable[[tuple], int]:
 
 # What kernels hold inside themselves, per target (op overload name -> bytes of its args).
 TRANSIENTS = {
-    "cpu": {"convolution_backward.default": conv_backward_transient(2)},
+    # gloo's reduce-scatter (FSDP2's gradients) clones its whole input inside the collective
+    # (profiled: c10d::_reduce_scatter_base_ -> aten::clone); NCCL reduces in place
+    "cpu": {"convolution_backward.default": conv_backward_transient(2),
+            "_reduce_scatter_base_.default": lambda args: _nbytes(args[1])},
     "cuda": {"convolution_backward.default": conv_backward_transient(1.5)},
 }
