@@ -291,7 +291,8 @@ def conv_backward_transient(inputs: float) -> Callable[[tuple], int]:
 # What kernels hold inside themselves, per target (op overload name -> bytes of its args).
 TRANSIENTS = {
     # gloo's reduce-scatter (FSDP2's gradients) clones its whole input inside the collective
-    # (profiled: c10d::_reduce_scatter_base_ -> aten::clone); NCCL reduces in place
+    # (profiled: c10d::_reduce_scatter_base_ -> aten::clone); not added for cuda (NCCL:
+    # no such clone in its path; not yet measured on GPUs here)
     "cpu": {"convolution_backward.default": conv_backward_transient(2),
             "_reduce_scatter_base_.default": lambda args: _nbytes(args[1])},
     "cuda": {"convolution_backward.default": conv_backward_transient(1.5)},
