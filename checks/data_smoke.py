@@ -36,7 +36,7 @@ def _ranks(job: Job) -> tuple:
 
 def _nofile(job: Job) -> tuple:
     """The job's soft open-file limit: this node's, after the script's `ulimit -n` lines."""
-    from checks.limits import apply_ulimits, ulimit_commands
+    from doctor.job.ulimits import apply_ulimits, ulimit_commands
 
     nofile = (job.fact("limits") or {}).get("nofile")
     if not nofile:

@@ -204,7 +204,7 @@ def test_a_module_the_repo_package_does_not_have(tmp_path):
 
 def test_a_script_only_under_src_is_not_found_from_the_repo_root(tmp_path):
     """`srun python train.py` from the repo root, the file being src/train.py: python
-    does not look in src/ for a script path (the resolver of the import checks
+    does not look in src/ for a script path (the resolver that package-not-importable uses
     does, for modules)."""
     repo = git_repo(tmp_path / "repo", {"job.sbatch": HEAD + "srun python train.py\n",
                                         "src/train.py": "print(1)\n"})

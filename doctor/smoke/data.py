@@ -341,11 +341,11 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
                               "job's memory runs out)",
                    "SIGBUS": " (a bus error: the worker's /dev/shm segment could not be "
                              "backed: /dev/shm is full)"}.get(sig or "", "")
-            return [DataFailure(kind, r.rank, f"rank {r.rank}, worker {w} (pid {pid}): "
+            return [DataFailure(kind, r.rank, f"rank {r.rank}, worker {w}: "
                                 f"killed by {sig}{why} while loading batch {exc.get('batch')}",
                                 FIXES[kind], worker=w, signal=sig, frame=_user(wframes, repo),
                                 stack=_stack(wframes, repo) or None,
-                                extra={"exit_code": code})]
+                                extra={"exit_code": code, "pid": pid})]
         if _has(text, FD_TEXT):
             return [DataFailure("fd-exhaustion", r.rank, f"rank {r.rank}{_w(worker)}: out of "
                                 f"file descriptors ({head})" + (f"; {fds}" if fds else ""),
