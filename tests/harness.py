@@ -113,3 +113,16 @@ def read_terminal(master: int, deadline: float = float("inf")) -> bytes:
             break
         data += chunk
     return data
+
+
+def bash_as_slurm(path: Path) -> int:
+    """Run the job script as Slurm does (executed: its shebang's flags count), `srun` an
+    exported bash function that runs its arguments; its exit status."""
+    stub = path.parent / "srun-stub.sh"
+    stub.write_text('srun() { "$@"; }\nexport -f srun\n')
+    path.chmod(0o755)
+    proc = subprocess.run(["bash", "-c", f'source {stub}; "./{path.name}"'],
+                          cwd=path.parent, capture_output=True, text=True, timeout=60,
+                          env=dict(os.environ, PATH=f"{Path(sys.executable).parent}:"
+                                   f"{os.environ.get('PATH', '')}"))
+    return proc.returncode

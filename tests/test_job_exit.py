@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, result_of, run_doctor, validate_report
+from harness import bash_as_slurm
 
 CHECK = "job-exit-masks-failure"
 HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n"
@@ -113,19 +113,6 @@ def test_each_form_is_found_at_its_line_and_correct_scripts_are_silent(repo):
     assert "set -o pipefail" in tee["fix"]
 
 
-def _bash(path: Path) -> int:
-    """Run the script as Slurm does (executed: its shebang's flags count), `srun` an
-    exported bash function that runs its arguments."""
-    stub = path.parent / "srun-stub.sh"
-    stub.write_text('srun() { "$@"; }\nexport -f srun\n')
-    path.chmod(0o755)
-    proc = subprocess.run(["bash", "-c", f'source {stub}; "./{path.name}"'],
-                          cwd=path.parent, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PATH=f"{Path(sys.executable).parent}:"
-                                   f"{os.environ.get('PATH', '')}"))
-    return proc.returncode
-
-
 def test_bash_agrees_each_flagged_script_exits_0_and_each_silent_one_fails(repo, tmp_path):
     # The oracle for the shell's side: with a training step that exits 3, every script
     # the doctor flags exits 0 (except the warning's cp, which fails here: its status is
@@ -136,7 +123,7 @@ def test_bash_agrees_each_flagged_script_exits_0_and_each_silent_one_fails(repo,
         (work / "train.py").write_text(FAILS)
         script = work / "job.sbatch"
         script.write_text(_script(name))
-        code = _bash(script)
+        code = bash_as_slurm(script)
         want = _expected(name)
         if want is None:
             assert code != 0, name
@@ -154,7 +141,7 @@ def test_doctor_fix_inserts_set_e_before_the_step_and_the_job_then_fails(tmp_pat
     git(repo, "init", "-q")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "import")
-    assert _bash(repo / "job.sbatch") == 0 and _bash(repo / "keep.sbatch") == 0
+    assert bash_as_slurm(repo / "job.sbatch") == 0 and bash_as_slurm(repo / "keep.sbatch") == 0
     safe = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--write")
     assert (repo / "job.sbatch").read_text().count("pipefail") == 0, safe.stdout  # unsafe only
     proc = run_doctor("fix", "--repo", str(repo), "--select", CHECK, "--unsafe", "--write")
@@ -162,9 +149,9 @@ def test_doctor_fix_inserts_set_e_before_the_step_and_the_job_then_fails(tmp_pat
     lines = (repo / "job.sbatch").read_text().splitlines()
     assert lines[4:6] == ["set -eo pipefail", "srun python3 train.py 2>&1 | tee train.log"], \
         lines
-    assert _bash(repo / "job.sbatch") == 3     # the step's own status, as Slurm then sees it
+    assert bash_as_slurm(repo / "job.sbatch") == 3  # the step's own status, as Slurm sees it
     assert (repo / "keep.sbatch").read_text().splitlines()[3] == "srun python3 train.py --seed 1"
-    assert _bash(repo / "keep.sbatch") == 3
+    assert bash_as_slurm(repo / "keep.sbatch") == 3
     _, res, _ = _findings(repo)
     assert res["status"] == "pass"
 

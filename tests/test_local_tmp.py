@@ -5,14 +5,12 @@ DomainBed fixture is a real public job script (fixtures/checkpoint-on-local-tmp)
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, result_of, run_doctor, validate_report
+from conftest import ROOT, git_repo, result_of, run_doctor, validate_report
 
 CHECK = "checkpoint-on-local-tmp"
 FIXTURES = ROOT / "fixtures" / CHECK
@@ -73,17 +71,9 @@ CASES = {
 }
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
-
-
-def _commit(repo: Path) -> Path:
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "import")
-    return repo
+def commit(repo: Path) -> Path:
+    """What is in `repo`, committed in a new git repo there."""
+    return git_repo(repo, {})
 
 
 def _run(repo: Path, *extra: str) -> tuple:
@@ -102,7 +92,7 @@ def cases(tmp_path_factory) -> tuple:
     (root / "conf" / "run.yaml").write_text("lr: 0.1\ntrainer:\n  default_root_dir: /tmp/runs\n")
     for name, (body, _) in CASES.items():
         (root / f"{name}.sbatch").write_text("#!/bin/bash\n" + body)
-    _commit(root)
+    commit(root)
     return _run(root)
 
 
@@ -136,7 +126,7 @@ def test_domainbed_job_real_script_warns_and_without_its_copy_errs(tmp_path):
                                  ("fail_domainbed_tmpdir_no_copy", "error", 1)):
         repo = tmp_path / case
         shutil.copytree(FIXTURES / case, repo, ignore=shutil.ignore_patterns("case.yaml"))
-        _commit(repo)
+        commit(repo)
         proc, res = _run(repo, "--sbatch", str(repo / "run_anneal_exp_VLCS.sh"))
         assert proc.returncode == code, proc.stdout[-2000:]
         (f,) = res["findings"]
@@ -150,7 +140,7 @@ def test_code_and_argparse_defaults_and_the_site_profile(tmp_path):
     repo = tmp_path / "lightning"
     shutil.copytree(FIXTURES / "fail_lightning_requeue_tmp", repo,
                     ignore=shutil.ignore_patterns("case.yaml"))
-    _commit(repo)
+    commit(repo)
     proc, res = _run(repo, "--sbatch", str(repo / "job.sbatch"))
     got = {(f["location"]["path"], f["location"]["line"]) for f in res["findings"]}
     assert got == {("src/train.py", 14), ("src/train.py", 16)}
@@ -164,7 +154,7 @@ def test_code_and_argparse_defaults_and_the_site_profile(tmp_path):
                                      "srun python3 train.py --output_dir /tmp/r2\n")
     (site / "train.py").write_text(TRAIN)
     (site / "doctor.yaml").write_text("site: {local_paths: [/local_scratch]}\n")
-    _commit(site)
+    commit(site)
     _, res = _run(site, "--sbatch", str(site / "job.sbatch"))
     assert [(f["location"]["line"], f["data"]["local_root"]) for f in res["findings"]] == \
         [(3, "/local_scratch")]
@@ -175,6 +165,6 @@ def test_no_job_script_skips(tmp_path):
     repo = tmp_path / "nojob"
     repo.mkdir()
     (repo / "train.py").write_text("import torch\ntorch.save({}, '/tmp/x.pt')\n")
-    _commit(repo)
+    commit(repo)
     _, res = _run(repo)
     assert res["status"] == "skip" and "no job script" in res["reason"]

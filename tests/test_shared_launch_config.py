@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, result_of, run_doctor, validate_report
+from conftest import ROOT, git_repo, result_of, run_doctor, validate_report
 
 CHECK = "shared-launch-config"
 FIXTURES = ROOT / "fixtures" / CHECK
@@ -54,17 +54,9 @@ CASES = {
 }
 
 
-def _git(repo: Path, *args: str) -> None:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
-
-
-def _commit(repo: Path) -> Path:
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "import")
-    return repo
+def commit(repo: Path) -> Path:
+    """What is in `repo`, committed in a new git repo there."""
+    return git_repo(repo, {})
 
 
 def _run(repo: Path, *extra: str) -> tuple:
@@ -76,7 +68,7 @@ def _run(repo: Path, *extra: str) -> tuple:
 
 def _fixture(name: str, dest: Path) -> Path:
     shutil.copytree(FIXTURES / name, dest, ignore=shutil.ignore_patterns("case.yaml"))
-    return _commit(dest)
+    return commit(dest)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +77,7 @@ def cases(tmp_path_factory) -> tuple:
     (root / "train.py").write_text("print(1)\n")
     for name, (body, _) in CASES.items():
         (root / f"{name}.sbatch").write_text(HEAD + body)
-    return _run(_commit(root))
+    return _run(commit(root))
 
 
 def test_each_form_is_found_at_its_line_and_per_job_files_are_silent(cases):
@@ -126,7 +118,7 @@ def test_a_relative_file_is_judged_only_when_jobs_of_the_script_run_together(tmp
     _, res = _run(alone, "--sbatch", str(alone / "job.sbatch"))
     assert res["status"] == "pass"
     (alone / "sweep.sh").write_text("sbatch job.sbatch\nsbatch --nodes=2 job.sbatch\n")
-    _commit(alone)
+    commit(alone)
     _, res = _run(alone, "--sbatch", str(alone / "job.sbatch"))
     assert "sweep.sh:1 and sweep.sh:2, which submit it twice" in res["findings"][0]["message"]
 

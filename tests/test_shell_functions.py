@@ -7,14 +7,12 @@ failure as hidden the script exits 0, where it is silent the script fails."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import git_repo, result_of, run_doctor, validate_report
+from harness import bash_as_slurm
 
 CHECK = "job-exit-masks-failure"
 HEAD = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n"
@@ -84,18 +82,6 @@ def test_scripts_with_functions_are_judged_at_the_right_line(repo):
     assert proc.returncode == 1
 
 
-def _bash(path: Path) -> int:
-    """Run the script as Slurm does, `srun` an exported bash function running its args."""
-    stub = path.parent / "srun-stub.sh"
-    stub.write_text('srun() { "$@"; }\nexport -f srun\n')
-    path.chmod(0o755)
-    proc = subprocess.run(["bash", "-c", f'source {stub}; "./{path.name}"'],
-                          cwd=path.parent, capture_output=True, text=True, timeout=60,
-                          env=dict(os.environ, PATH=f"{Path(sys.executable).parent}:"
-                                   f"{os.environ.get('PATH', '')}"))
-    return proc.returncode
-
-
 def test_bash_agrees_flagged_scripts_exit_0_and_silent_ones_fail(tmp_path):
     for name, (_, want) in CASES.items():
         work = tmp_path / name
@@ -103,5 +89,5 @@ def test_bash_agrees_flagged_scripts_exit_0_and_silent_ones_fail(tmp_path):
         (work / "train.py").write_text(FAILS)
         script = work / "job.sbatch"
         script.write_text(_script(name))
-        code = _bash(script)
+        code = bash_as_slurm(script)
         assert (code == 0) == (want is not None), (name, code)
