@@ -251,17 +251,22 @@ def _finding(job: Job, step, rel: str, call, missing: list, unknown: list,
     fix = (f"Pass {hint} on the step's command line at {step.where}; or, if {rel} can run "
            f"without {'it' if len(missing) == 1 else 'them'}, give a default and drop "
            f"required=True (a positional: nargs='?') at {where}.")
-    options: tuple = ()
-    last = _last_line(step.script, step.line)
-    if last is not None:
-        options = (FixOption((change(step.script.rel, last[0], f"{last[1]} {hint}"),),
-                             title="pass the argument in the job script"),)
+    options = _append_to_step(step, hint, "pass the argument in the job script")
     return Finding(message, Location(step.script.rel, step.line), fix=fix,
                    data={"entry": rel, "missing": [list(m.names) for m in missing],
                          "declared": [at(m.module, ln) for m in missing for ln in m.lines],
                          "parse": at(call.module, call.line), "step": step.where,
                          "unresolved": unknown[:5]},
                    severity=severity, options=options)
+
+
+def _append_to_step(step, words: str, title: str) -> tuple:
+    """The fix option that writes `words` at the end of the step's command, where an
+    argument can go there (see _last_line); else none."""
+    last = _last_line(step.script, step.line)
+    if last is None:
+        return ()
+    return (FixOption((change(step.script.rel, last[0], f"{last[1]} {words}"),), title=title),)
 
 
 def _last_line(script: SbatchScript, line: int) -> Optional[tuple]:
@@ -367,11 +372,7 @@ def _group_finding(job: Job, step, sc, group: str, unknown: list, unread: list) 
                     f"a ConfigStore schema?).")
     fix = f"Choose one on the step's command line at {step.where} ({group}=<OPTION>)" + (
         f", or name a default at {where}." if where else ".")
-    options: tuple = ()
-    last = _last_line(step.script, step.line)
-    if last is not None:
-        options = (FixOption((change(step.script.rel, last[0], f"{last[1]} {group}=<OPTION>"),),
-                             title="choose it in the job script"),)
+    options = _append_to_step(step, f"{group}=<OPTION>", "choose it in the job script")
     return Finding(message, Location(step.script.rel, step.line), fix=fix,
                    data={"config": sc.configs[0].rel, "missing": [[group]],
                          "declared": [where] if where else [], "read": None,
@@ -420,11 +421,7 @@ def _hydra_finding(step, rel: str, key: str, where: str, read: Optional[str],
                     f"sets it.")
     fix = (f"Set it on the step's command line at {step.where} ({key}=VALUE), or give it a "
            f"value at {where}.")
-    options: tuple = ()
-    last = _last_line(step.script, step.line)
-    if last is not None:
-        options = (FixOption((change(step.script.rel, last[0], f"{last[1]} {key}=VALUE"),),
-                             title="set it in the job script"),)
+    options = _append_to_step(step, f"{key}=VALUE", "set it in the job script")
     return Finding(message, Location(step.script.rel, step.line), fix=fix,
                    data={"config": rel, "missing": [[key]], "declared": [where],
                          "read": read, "step": step.where, "unresolved": unknown[:5]},
