@@ -153,7 +153,8 @@ def _launcher(step: Any) -> Any:
 
 
 def _option(argv: tuple, names: tuple) -> Optional[str]:
-    """The value of the last of `names` in a launcher's words (`--x=v` or `--x v`)."""
+    """The value of the last of `names` in a launcher's or a program's words (`--x=v` or
+    `--x v`; None: not given)."""
     value = None
     for i, w in enumerate(argv):
         key, eq, v = w.partition("=")
@@ -642,17 +643,12 @@ def world_of(job: Job, step: Any) -> World:
                  f"({tasks.source})")
 
 
-def _flag_values(args: tuple, names: tuple) -> Optional[str]:
-    """The value of the last of a program's `--flag v` / `--flag=v` (None: not given)."""
-    return _option(tuple(args), names)
-
-
 def _megatron(step: Any) -> Optional[dict]:
     """{tp, pp, cp, ep, etp: (value, raw)} from the step's Megatron flags; None where it
     gives none, or a value is not a number."""
     got: dict = {}
     for key, names in MEGATRON.items():
-        raw = _flag_values(step.args, names)
+        raw = _option(tuple(step.args), names)
         if raw is None:
             continue
         if not raw.isdigit() or int(raw) < 1:
@@ -681,7 +677,7 @@ def _parallel_rules(job: Job, script: Any, step: Any) -> Iterator[Finding]:
     found = []
     mega = _megatron(step)
     if mega and "unknown" not in mega and not any(
-            _flag_values(step.args, (f,)) is not None for f in MEGATRON_UNMODELLED):
+            _option(tuple(step.args), (f,)) is not None for f in MEGATRON_UNMODELLED):
         found += list(_megatron_rule(step, mega, world))
     for rel, line, sizes in _nanotron_configs(job, script, step):
         product = 1
@@ -762,7 +758,7 @@ def _nanotron_configs(job: Job, script: Any, step: Any) -> list:
     files: list = []
     for cfg in step_configs(job, script).configs:
         files.append((cfg.rel, cfg.data))
-    raw = _flag_values(step.args, CONFIG_FLAGS)
+    raw = _option(tuple(step.args), CONFIG_FLAGS)
     if raw and "$" not in raw and raw.endswith((".yaml", ".yml")):
         path = _find(job, step, raw)
         if path is not None and job.rel(path) not in {r for r, _ in files}:
