@@ -28,18 +28,8 @@ _K_OFF = re.compile(r"^(-K0|--kill-on-bad-exit=0)$")
 def kill_on_bad_exit(job: Job) -> Optional[str]:
     """This cluster's KillOnBadExit (`scontrol show config`): "0", "1", or None when the
     run is static or Slurm does not answer."""
-    if job.static:
-        return None
-
-    def ask() -> Optional[str]:
-        from doctor.sites import SCONTROL_TIMEOUT_S, run_cmd
-
-        res = run_cmd(["scontrol", "show", "config"], timeout=SCONTROL_TIMEOUT_S)
-        if res.returncode != 0:
-            return None
-        m = re.search(r"^\s*KillOnBadExit\s*=\s*(\d+)", res.stdout, re.M)
-        return m.group(1) if m else None
-    return job.memo("slurm-kill-on-bad-exit", ask)
+    value = (job.slurm_config() or {}).get("KillOnBadExit")
+    return value if value and value.isdigit() else None
 
 
 def _srun_k(argv: tuple) -> Optional[bool]:

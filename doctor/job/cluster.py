@@ -113,9 +113,7 @@ def declared_clusters(job: Job) -> frozenset:
 
 def this_cluster(job: Job) -> Optional[str]:
     """This machine's ClusterName (`scontrol show config`), None when Slurm is silent."""
-    from doctor import sites
-
-    return None if job.static else job.memo("slurm-cluster-name", sites.cluster_name)
+    return (job.slurm_config() or {}).get("ClusterName") or None
 
 
 def fact_sources(job: Job) -> list:

@@ -139,8 +139,17 @@ class Job:
         node (not with --static); computed once."""
         from doctor import sites
 
-        detect = (lambda: (None, None)) if self.static else sites.detect
+        def detect() -> tuple:
+            return (None, None) if self.static else sites.detect(config=self.slurm_config())
+
         return self.memo("site", lambda: sites.effective(self.settings.site, detect))
+
+    def slurm_config(self) -> Optional[dict]:
+        """This machine's `scontrol show config` as {key: value}, read once a run; None
+        with --static or when Slurm does not answer."""
+        from doctor import sites
+
+        return None if self.static else self.memo("slurm-config", sites.slurm_config)
 
     @property
     def configs(self) -> list:

@@ -35,13 +35,21 @@ def load(name: str) -> dict:
     return data
 
 
-def cluster_name(run: Callable = run_cmd) -> Optional[str]:
-    """ClusterName from `scontrol show config`, or None when Slurm does not answer in 3 s."""
+def slurm_config(run: Callable = run_cmd) -> Optional[dict]:
+    """`scontrol show config` as {key: value}, or None when Slurm does not answer in 3 s.
+    (A run reads it once: Job.slurm_config; ClusterName, KillOnBadExit come from it.)"""
     res = run(["scontrol", "show", "config"], timeout=SCONTROL_TIMEOUT_S)
     if res.returncode != 0:
         return None
-    m = re.search(r"^\s*ClusterName\s*=\s*(\S+)", res.stdout, re.M)
-    return m[1] if m else None
+    return {m[1]: m[2].strip() for m in re.finditer(r"^\s*(\w+)\s*=[ \t]*(.*)$", res.stdout,
+                                                    re.M)}
+
+
+def cluster_name(run: Callable = run_cmd, config: Optional[dict] = None) -> Optional[str]:
+    """ClusterName from `scontrol show config` (or the `config` already read), or None when
+    Slurm does not answer in 3 s."""
+    conf = config if config is not None else slurm_config(run)
+    return (conf or {}).get("ClusterName") or None
 
 
 def match_hostname(hostname: str) -> Optional[str]:
@@ -53,9 +61,10 @@ def match_hostname(hostname: str) -> Optional[str]:
     return None
 
 
-def detect(run: Callable = run_cmd, hostname: Optional[str] = None) -> tuple:
+def detect(run: Callable = run_cmd, hostname: Optional[str] = None,
+           config: Optional[dict] = None) -> tuple:
     """(profile, how) from this login node, or (None, None)."""
-    cluster = cluster_name(run)
+    cluster = cluster_name(run, config)
     if cluster:
         for name in known():
             if cluster in ((load(name).get("detect") or {}).get("cluster_names") or ()):
