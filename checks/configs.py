@@ -8,7 +8,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, fs
 from doctor.model import FixOption, edit_steps
-from doctor.job.nearest import nearest_file, word_edit
+from doctor.job.nearest import in_repo, nearest_file, word_edit
 from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
 from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides
@@ -84,7 +84,7 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 continue   # its directory is not visible here (the cluster's /scratch)
             path = Path(os.path.normpath(base if os.path.isabs(base) else job.repo / base))
             made = producer(job, script, step, written, path)
-            guess = nearest_file(job, written, path) if _in_repo(job, path) else None
+            guess = nearest_file(job, written, path) if in_repo(job, path) else None
             passed = _passed_at(step, written)
             via = f" (passed to it by {passed[0]}:{passed[1]})" if passed else ""
             at = passed or (rel, line)
@@ -135,7 +135,7 @@ def _found_by_name_only(job: Job, step) -> Iterator[Finding]:
                 fs.is_file(b / name, job.unreadable) for b in (cwd, entry.parent, job.repo)):
             continue
         found = _find(job, name, cwd, entry)
-        if found is None or not _in_repo(job, found):
+        if found is None or not in_repo(job, found):
             continue
         folder = job.rel(found.parent)
         if code is None:   # the step's code: its entry's closure, and a .py file it is
@@ -225,10 +225,6 @@ def _from_cwd(job: Job, step, rel: str) -> str:
     """A repo file's path as the step names it: relative to its working directory."""
     cwd = step.cwd if step.cwd and os.path.isabs(step.cwd) else str(job.repo)
     return os.path.relpath(job.repo / rel, cwd)
-
-
-def _in_repo(job: Job, p: Path) -> bool:
-    return job.rel(p) != str(p) and not job.rel(p).startswith("..")
 
 
 def _runs_outside(job: Job, step) -> bool:

@@ -11,7 +11,7 @@ from doctor.job.context import Job
 from doctor.job.launch import srun_container
 from doctor.job.made import producer, script_writes
 from doctor.job.steps import SPOOL_DIR
-from doctor.job.nearest import nearest_file, word_edit
+from doctor.job.nearest import in_repo, nearest_file, word_edit
 from doctor.model import FixOption, edit_steps
 
 CHECK_ID = "entry-not-found"
@@ -109,7 +109,7 @@ def _judge(job: Job, script, step) -> Optional[Finding]:
         return None   # the working directory is outside the repo, or not in this checkout
     # (the file Python opens, the directory it runs in, how the doctor knows that)
     inside = [(Path(os.path.normpath(b / entry)), b, how) for b, how in bases
-              if _in_repo(job, Path(os.path.normpath(b / entry)))]
+              if in_repo(job, Path(os.path.normpath(b / entry)))]
     if not inside:
         return None   # outside the repo from every directory it may run in
     if not any(fs.is_dir(p.parent, job.unreadable) for p, _, _ in inside):
@@ -264,16 +264,12 @@ def _bases(job: Job, step) -> Optional[list]:
             if step.script.path.parent != job.repo:
                 d.append((step.script.path.parent / cwd, "the job script's directory's " + cwd))
         d = [(Path(os.path.normpath(p)), how) for p, how in d]
-        d = [(p, how) for p, how in d if _in_repo(job, p) and fs.is_dir(p, job.unreadable)]
+        d = [(p, how) for p, how in d if in_repo(job, p) and fs.is_dir(p, job.unreadable)]
         return d or None
     out = [(job.repo, "from the repo root")]
     if step.script.path.parent != job.repo:
         out.append((step.script.path.parent, "from the job script's directory"))
     return out
-
-
-def _in_repo(job: Job, p: Path) -> bool:
-    return job.rel(p) != str(p) and not job.rel(p).startswith("..")
 
 
 def _named_before(job: Job, script, step, entry: str) -> Optional[str]:

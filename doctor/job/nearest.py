@@ -13,6 +13,11 @@ from doctor.job.context import Job
 from doctor.model import Edit
 
 
+def in_repo(job: Job, p: Path) -> bool:
+    """The path lies inside the repo (job.rel leaves one outside it as it is)."""
+    return job.rel(p) != str(p) and not job.rel(p).startswith("..")
+
+
 def nearest_file(job: Job, entry: str, path: Path) -> Optional[str]:
     """The repo file the entry most likely means: one with its name, the one sharing
     the most trailing path parts with it and nearest to where it was looked for; else
