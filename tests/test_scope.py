@@ -235,7 +235,7 @@ def test_a_scoped_run_never_reports_what_the_full_run_does_not(check_id, case, t
     modules first) in turn: every finding is one the full run of the same case makes
     (a scoped gate never blocks what a full one passes)."""
     # the site profile is not what is compared: no `scontrol` wait per Job
-    monkeypatch.setattr(sites, "detect", lambda: (None, None))
+    monkeypatch.setattr(sites, "detect", lambda **_: (None, None))   # detect(config=...)
     root = materialize(case, tmp_path)
     spec = get(check_id)
     full = _key(run_checks(job_in(case, root), [spec]).doc(), check_id)

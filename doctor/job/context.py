@@ -140,7 +140,7 @@ class Job:
         from doctor import sites
 
         def detect() -> tuple:
-            return (None, None) if self.static else sites.detect(config=self.slurm_config())
+            return (None, None) if self.static else sites.detect(config=self.slurm_config)
 
         return self.memo("site", lambda: sites.effective(self.settings.site, detect))
 

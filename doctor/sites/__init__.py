@@ -45,10 +45,11 @@ def slurm_config(run: Callable = run_cmd) -> Optional[dict]:
                                                     re.M)}
 
 
-def cluster_name(run: Callable = run_cmd, config: Optional[dict] = None) -> Optional[str]:
-    """ClusterName from `scontrol show config` (or the `config` already read), or None when
-    Slurm does not answer in 3 s."""
-    conf = config if config is not None else slurm_config(run)
+def cluster_name(run: Callable = run_cmd,
+                 config: Optional[Callable[[], Optional[dict]]] = None) -> Optional[str]:
+    """ClusterName from `scontrol show config` (`config`: what gives the run's one reading
+    of it), or None when Slurm does not answer in 3 s."""
+    conf = config() if config is not None else slurm_config(run)
     return (conf or {}).get("ClusterName") or None
 
 
@@ -62,7 +63,7 @@ def match_hostname(hostname: str) -> Optional[str]:
 
 
 def detect(run: Callable = run_cmd, hostname: Optional[str] = None,
-           config: Optional[dict] = None) -> tuple:
+           config: Optional[Callable[[], Optional[dict]]] = None) -> tuple:
     """(profile, how) from this login node, or (None, None)."""
     cluster = cluster_name(run, config)
     if cluster:
