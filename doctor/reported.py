@@ -14,7 +14,7 @@ import ast
 import sys
 from typing import Any
 
-from doctor import fs
+from doctor import fs, pyast
 from doctor.model import Severity
 
 
@@ -24,7 +24,7 @@ def severities(spec: Any) -> list:
     mod = sys.modules.get(spec.func.__module__)
     raw = fs.read_bytes(getattr(mod, "__file__", None) or "", limit=8 * 1024 * 1024)
     try:
-        tree = ast.parse(raw) if raw is not None else None
+        tree = pyast.parse(raw) if raw is not None else None
     except (SyntaxError, ValueError):
         tree = None
     if tree is not None:

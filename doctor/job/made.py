@@ -32,7 +32,7 @@ import shlex
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from doctor import fs
+from doctor import fs, pyast
 from doctor.job.closure import job_rels
 
 # Directory names that hold what a run writes (checkpoints, logs), never its inputs.
@@ -212,7 +212,7 @@ def _repo_writer(job: Any, path: Path) -> Optional[str]:
         if raw is None or rel_dir.encode() not in raw:
             continue
         try:
-            tree = ast.parse(raw)
+            tree = pyast.parse(raw)
         except (SyntaxError, ValueError):
             continue
         line = _writes_under(tree, rel_dir)

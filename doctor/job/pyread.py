@@ -16,7 +16,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from doctor import fs
+from doctor import fs, pyast
 
 MAX_SOURCE_BYTES = 1_000_000
 # non-blocking: a source swapped for a FIFO never hangs the open
@@ -54,7 +54,7 @@ def read_source(path: Any, log: fs.Log) -> Optional[bytes]:
 
 def _parse_text(source: bytes, path: Path) -> Optional[ast.AST]:
     try:
-        return ast.parse(source, filename=str(path))
+        return pyast.parse(source, filename=str(path))
     except (SyntaxError, ValueError, RecursionError):
         return None
 

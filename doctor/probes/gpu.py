@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from doctor import fs
+from doctor import fs, pyast
 from doctor.probes import probe
 from doctor.proc import run_cmd, tool_path
 from doctor.pychild import child_env, python_argv
@@ -103,7 +103,7 @@ def _stated_version(path: Path) -> Optional[str]:
     """The string literal a module assigns to `__version__` at its top level."""
     text = fs.read_text(path, None, 1 << 20) if fs.is_file(path) else None
     try:
-        tree = ast.parse(text or "")
+        tree = pyast.parse(text or "")
     except (SyntaxError, ValueError):
         return None
     for node in tree.body:

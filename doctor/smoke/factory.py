@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from doctor import fs
+from doctor import fs, pyast
 from doctor.errors import InputError
 from doctor.names import did_you_mean
 
@@ -108,7 +108,7 @@ def top_level_names(path: Path) -> Optional[set]:
     if raw is None:
         return None
     try:
-        tree = ast.parse(raw)
+        tree = pyast.parse(raw)
     except (SyntaxError, ValueError):
         return None
     names: set = set()
