@@ -17,6 +17,12 @@ def script(*directives: str):
     (["--gpus-per-node=8"], 8),
     (["--gres=gpu:a100:4"], 4),
     (["--gres=gpu"], 1),
+    # Slurm's `name[[:type]:count]`: a type with digits is no count
+    (["--gres=gpu:v100-32g"], 1),
+    (["--gres=gpu:a100_3g.40gb:2"], 2),
+    (["--gres=gpu:a100_3g.40gb"], 1),
+    (["--gres=mps:100,gpu:2"], 2),
+    (["--gpus-per-node=h100:4"], 4),
     (["-N 2", "--gpus=16"], 8),
     (["--ntasks-per-node=8", "--gpus-per-task=1"], 8),   # LUMI's idiom
     (["--ntasks-per-node=1", "--gpus-per-task=8"], 8),

@@ -106,26 +106,28 @@ class SbatchScript:
         or --gpus-per-task × tasks per node (--ntasks-per-node, else --ntasks / nodes)."""
         d = self.get("gpus-per-node")
         if d:
-            return _last_int(d.value), d
+            return _count(d.value), d
         d = self.get("gres")
         if d:
             for item in d.value.split(","):
-                parts = item.split(":")
-                if parts[0] == "gpu":
-                    return (_last_int(item) if len(parts) > 1 else 1), d
+                if item.split(":")[0] == "gpu":
+                    return _count(item.partition(":")[2]), d
         d = self.get("gpus")
         if d:
-            return -(-_last_int(d.value) // (self.nodes or 1)), d
+            return -(-_count(d.value) // (self.nodes or 1)), d
         d = self.get("gpus-per-task")
         if d:
             tasks = self.ntasks_per_node or -(-(self.number("ntasks") or 1) // (self.nodes or 1))
-            return _last_int(d.value) * tasks, d
+            return _count(d.value) * tasks, d
         return None
 
 
-def _last_int(value: str) -> int:
-    nums = re.findall(r"\d+", value)
-    return int(nums[-1]) if nums else 1
+def _count(value: str) -> int:
+    """The count of `[type:]count` (Slurm's --gres `name[[:type]:count]`, --gpus*): the
+    last field when it is a number, else 1 (`gpu:v100-32g` is one GPU of type
+    v100-32g, not 32)."""
+    last = value.rsplit(":", 1)[-1].strip()
+    return int(last) if last.isdigit() else 1
 
 
 def parse_sbatch(text: str, path: Path, rel: str) -> SbatchScript:
