@@ -69,6 +69,13 @@ FORMS = {
         "\tsrun python train.py\n\tEND\nfi\n"),
     # bash reading its script from the here-document
     "bash-s-heredoc": "#!/bin/bash\n#SBATCH -N 2\nbash -s <<EOF\nsrun python train.py\nEOF\n",
+    # `cat <<EOF | sbatch`: the public submit-script form (cat's here-document is the
+    # batch script sbatch reads from its standard input), and `| bash`
+    "cat-heredoc-piped-to-sbatch": (
+        "#!/bin/bash\nmkdir -p logs\ncat << EOF | sbatch # --hold\n#!/bin/bash\n"
+        "#SBATCH --nodes=2\nsrun python train.py\nEOF\n"),
+    "cat-quoted-heredoc-piped-to-bash": (
+        "#!/bin/bash\n#SBATCH -N 2\ncat <<-'EOF' |bash\n\tsrun python train.py\n\tEOF\n"),
     # a variable's value as the code, after other options
     "srun-bash-l-c-variable": ("#!/bin/bash\n#SBATCH -N 2\nCMD=\"python train.py --lr 1\"\n"
                                "srun bash -l -o pipefail -c \"$CMD\"\n"),
@@ -144,3 +151,13 @@ def test_an_entry_in_a_directory_the_checkout_has_is_not_a_guess(tmp_path):
     assert step["entry"] == f"{tmp_path}/train.py", step
     assert [(p, s) for p, _, s, _ in found] == [("a/b.py", "error")], found
     assert code == 1
+
+
+def test_a_heredoc_cat_does_not_pipe_into_the_next_line(tmp_path):
+    """`cat <<EOF` alone prints its here-document; an `sbatch` on the next line reads no
+    batch script from it (nor from `cat <<EOF || sbatch`)."""
+    for job in ("#!/bin/bash\ncat <<EOF\nsrun python train.py\nEOF\nsbatch\n",
+                "#!/bin/bash\ncat <<EOF || sbatch\nsrun python train.py\nEOF\n"):
+        code, found, step = _run(_repo(tmp_path / str(len(job)), job))
+        assert step["entry"] is None, (job, step)
+        assert code == 0

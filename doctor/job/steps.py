@@ -339,7 +339,9 @@ def _walk(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
 
 def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list,
                    channel: str = "export") -> None:
+    piped: Optional[HereDoc] = None   # `cat <<EOF | sbatch`: the next command's input
     for index, cmd in enumerate(script.commands):
+        doc_in, piped = piped, None
         # the job script's own lines are all walked (MAX_SCRIPT_LINES bounds them): the
         # budget is for what it sources and runs, so a step after them is still found
         if ctx.depth and not ctx.budget.take(script, cmd.line, state):
@@ -412,7 +414,10 @@ def _walk_commands(script: SbatchScript, state: EnvState, ctx: _Ctx, steps: list
             body.written_by_job = True  # type: ignore[attr-defined]  # (see _plus)
             ctx.budget.written[_written_key(ctx, target)] = body
             continue
-        _command(script, cmd.line, list(cmd.words), state, ctx, steps, doc)
+        if doc is not None and _cat_piped(script, index, cmd):
+            piped = doc   # `cat <<EOF | sbatch`, `| bash`: what the next command reads
+            continue
+        _command(script, cmd.line, list(cmd.words), state, ctx, steps, doc or doc_in)
 
 
 # Where slurmd runs the batch script from: `$SlurmdSpoolDir/job<id>/slurm_script`
@@ -428,6 +433,22 @@ def _own_path(state: EnvState, path: str, source_only: bool = False) -> None:
     for name in ("BASH_SOURCE",) if source_only else ("0", "BASH_SOURCE"):
         state.put(EnvValue(name, path, "shell", exported=False, channel="inner",
                            in_step=state.in_step))
+
+
+_PIPE_AFTER_HEREDOC = re.compile(r"<<-?\s*(['\"]?)[^\s'\"|]+\1\s*\|(?!\|)")
+
+
+def _cat_piped(script: SbatchScript, index: int, cmd: Any) -> bool:
+    """`cat <<EOF | NEXT` (cat with nothing but the here-document, piped into the next
+    command on its line): the here-document is NEXT's standard input."""
+    if unquote(cmd.words[0]) != "cat" or not all(
+            w.startswith("<<") or k and cmd.words[k - 1] in ("<<", "<<-")
+            for k, w in enumerate(cmd.words[1:], 1)):
+        return False
+    nxt = script.commands[index + 1] if index + 1 < len(script.commands) else None
+    lines = script.text.splitlines()
+    return nxt is not None and nxt.line == cmd.line and 0 < cmd.line <= len(lines) and \
+        _PIPE_AFTER_HEREDOC.search(lines[cmd.line - 1]) is not None
 
 
 def _heredoc_target(words: tuple, state: EnvState) -> Optional[str]:
