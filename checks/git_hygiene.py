@@ -62,12 +62,13 @@ def _fix(blob: Blob) -> str:
     return text
 
 
-def _history_blobs(repo: GitRepo, want) -> list:
-    """History blobs under the directory that `want(path, size)`, one per (path, oid)."""
+def _history_blobs(repo: GitRepo, entries: list) -> list:
+    """Blobs under the directory, one per (path, oid), of history() entries (named first:
+    a large blob's path costs a second walk, which only the blobs that matter get)."""
     out = {}
-    for top_path, oid, size in repo.history():
+    for top_path, oid, size in repo.names(entries):
         rel = repo.rel(top_path)
-        if rel is not None and want(rel, size):
+        if rel is not None:
             out[(rel, oid)] = Blob(rel, oid, size, "history")
     return list(out.values())
 
@@ -132,16 +133,21 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
     found: list = []
     cands = _core_candidates(index)
     in_index = {(b.path, b.oid) for b in index}
-    past = [b for b in _core_candidates(_history_blobs(repo, _worth_reading))
-            if (b.path, b.oid) not in in_index]
-    # every blob's head from one git where they are small (blob_heads)
-    heads = repo.blob_heads([b.oid or "" for b in cands + past],
-                            {b.oid: b.size for b in cands + past})
+    # the history's core-like names and large blobs, whose paths only a core needs: the
+    # large ones are named after their heads are read (GitRepo.names walks again)
+    past = [e for e in repo.history() if (e[0], e[1]) not in in_index]
+    past.sort(key=lambda e: (not (e[0] is not None and core_name_hint(e[0])), -e[2]))
+    # every blob's head from git's own files, or one git where they are small (blob_heads)
+    heads = repo.blob_heads([b.oid or "" for b in cands] + [e[1] for e in past],
+                            {**{e[1]: e[2] for e in past}, **{b.oid: b.size for b in cands}},
+                            most=len(cands) + MAX_HEADER_READS)
     found += [b for b in cands if is_elf_core(heads.get(b.oid or "", b""))]
     for b in _core_candidates(repo.untracked()):
         if is_core_dump(str(job.repo / b.path)):
             found.append(b)
-    found += [b for b in past if is_elf_core(heads.get(b.oid or "", b""))]
+    found += _core_candidates([b for b in _history_blobs(
+        repo, [e for e in past if is_elf_core(heads.get(e[1], b""))])
+        if (b.path, b.oid) not in in_index])
     found = _with_commits(repo, [b for b in found if b.where != "untracked"]) + \
         [b for b in found if b.where == "untracked"]
     cores = [b.path for b in found]
@@ -214,8 +220,8 @@ def large_files(job: Job, *, warn_bytes: int = 50 * MB, error_bytes: int = 100 *
              else Blob(b.path, b.oid, size, "index") for b, size in sized]
     in_index = {(b.path, b.oid) for b in index}
     blobs = [b for b in index if b.size > warn_bytes]
-    blobs += [b for b in _history_blobs(repo, lambda p, s: s > warn_bytes)
-              if (b.path, b.oid) not in in_index]
+    blobs += [b for b in _history_blobs(repo, [e for e in repo.history(min(
+        warn_bytes + 1, CANDIDATE_SIZE)) if e[2] > warn_bytes]) if (b.path, b.oid) not in in_index]
     for b in _with_commits(repo, blobs):
         yield _large_finding(repo, b, error_bytes)
 

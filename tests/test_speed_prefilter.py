@@ -165,4 +165,6 @@ def test_a_history_git_cannot_read_is_walked_once(tmp_path):
     assert [r["status"] for r in results] == ["error", "error"], results
     assert results[0]["reason"] == results[1]["reason"], results
     walks = [line for line in log.read_text().splitlines() if " rev-list " in f" {line} "]
-    assert len(walks) == 1, walks
+    # at most one: the index names the missing blob too, and its error comes first (the
+    # index is sized by its own cat-file since the history walk names only candidates)
+    assert len(walks) <= 1, walks

@@ -19,10 +19,15 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional
 
 from doctor import fs
 from doctor.model import Skip
+from doctor.scanners import gitpack
 from doctor.proc import CmdResult, absolute_path, collect, run_cmd, start, stop, tool_path
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
+# history()'s lines of `rev-list --objects` whose last path component is CORE_NAME's, and
+# the `~oid` lines of the blobs its filter left out (bytes: a path need not be UTF-8)
+_CORE_LINE = re.compile(rb"^([0-9a-f]{40,64}) ((?:[^\n]*/)?(?:vg)?core(?:\.[^\n/]+)?)$", re.M)
+_OMITTED_LINE = re.compile(rb"^~([0-9a-f]{40,64})$", re.M)
 HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
@@ -354,16 +359,9 @@ class GitRepo:
 
     # ---- index and work tree ---------------------------------------------------
     def index(self) -> list:
-        """[Blob] for every index entry under the directory (all stages). The history is
-        scanned first: a blob's size is its id's, so cat-file is asked only for the
-        staged blobs no commit holds (90,000 fewer in a big repo). A corrupt object the
-        history meets is reported where the history is asked for, after the index's
-        own errors."""
-        if "index" not in self._memo:
-            try:
-                self.history()
-            except GitError:
-                pass
+        """[Blob] for every index entry under the directory (all stages), sized by one
+        `cat-file --batch-check` (a corrupt object the history meets is reported where
+        the history is asked for, after the index's own errors)."""
         return self._once("index", self._index)
 
     def in_scope(self, path: str) -> bool:
@@ -394,9 +392,7 @@ class GitRepo:
             if mode == "160000":   # a submodule's commit, not a blob
                 continue
             entries.append((path, oid))
-        past = self._memo.get("history")   # a GitError where the history could not be read
-        sizes = {oid: size for _, oid, size in past} if isinstance(past, list) else {}
-        sizes.update(self.sizes([oid for _, oid in entries if oid not in sizes]))
+        sizes = self.sizes([oid for _, oid in entries])
         return [Blob(p, oid, sizes.get(oid, 0), "index") for p, oid in entries]
 
     def tracked_paths(self) -> set:
@@ -474,38 +470,89 @@ class GitRepo:
         return {fields[i] for i in range(0, len(fields) - 2, 3) if fields[i + 2] == "lfs"}
 
     # ---- history ---------------------------------------------------------------
-    def history(self) -> list:
-        """[(toplevel path, oid, size)] for every blob reachable from any ref.
+    def history(self, large: int = CANDIDATE_SIZE) -> list:
+        """[(toplevel path or None, oid, size)] for the blobs reachable from any ref that
+        are worth a look: a core-like name (CORE_NAME), or CANDIDATE_SIZE or larger.
 
-        One pass: `git rev-list --objects --all | git cat-file --batch-check`.
+        One walk that names no large blob: `git rev-list --objects --all
+        --filter=blob:limit=<large> --filter-print-omitted` prints every object with the
+        path it was first met at, but the blobs of `large` bytes or more only as `~oid`
+        (git knows their size from the pack without inflating them); one `cat-file --batch-check`
+        then sizes the large and core-named ones (a tree named `core` is not a blob).
+        The large ones' paths come from names(), a second walk that only a finding
+        needs. (Megatron-LM: 0.45 s of git instead of 0.7, and 132k lines fewer.)
         """
-        return self._once("history", self._history)
+        return self._once("history" if large == CANDIDATE_SIZE else f"history {large}",
+                          lambda: self._history(large))
 
-    def _history(self) -> list:
-        fmt = "--batch-check=%(objecttype) %(objectname) %(objectsize) %(rest)"
+    def _walk_args(self) -> Optional[list]:
+        """rev-list's revisions and pathspec (None: a scoped run with no base)."""
         # rev-list names each object once, by the first path it meets: limit the walk to
         # the scanned directory so that a blob shared with a path outside it is not lost.
         limit = ["--", "."] if self.prefix else []
-        revs = ["--all"]
-        if self.scope is not None:   # a scoped run: the commits since the merge base
-            if self.scope.base is None:
-                return []
-            revs = [f"{self.scope.base}..HEAD"]
-        out = _pipe([git_argv(self.root, "rev-list", "--objects", *revs, *limit),
-                     git_argv(self.root, "cat-file", fmt)], self.timeout)
+        if self.scope is None:
+            return ["--all", *limit]
+        if self.scope.base is None:   # a scoped run: the commits since the merge base
+            return None
+        return [f"{self.scope.base}..HEAD", *limit]
+
+    def _history(self, large: int) -> list:
+        args = self._walk_args()
+        if args is None:
+            return []
+        out = _walk(git_argv(self.root, "rev-list", "--objects",
+                             f"--filter=blob:limit={max(1, large)}",
+                             "--filter-print-omitted", *args), self.timeout)
+        paths: dict = {}
+        for m in _CORE_LINE.finditer(out):
+            path = m.group(2).decode("utf-8", "surrogateescape")
+            if core_name_hint(path):
+                paths[m.group(1).decode("ascii")] = path
+        for m in _OMITTED_LINE.finditer(out):
+            paths.setdefault(m.group(1).decode("ascii"), None)
+        if not paths:
+            return []
+        res = checked(self.git("cat-file", "--batch-check=%(objecttype) %(objectname) "
+                               "%(objectsize)", input="".join(o + "\n" for o in paths)),
+                      "cat-file --batch-check")
         blobs = []
         missing = []
-        for line in out.split(b"\n"):
-            if line.endswith(b" missing"):
-                missing.append(line.split(b" ")[0].decode("ascii", "replace"))
-            if not line.startswith(b"blob "):
-                continue
-            parts = line.split(b" ", 3)
-            if len(parts) == 4 and parts[3]:
-                blobs.append((parts[3].decode("utf-8", "surrogateescape"),
-                              parts[1].decode(), int(parts[2])))
+        for line in res.stdout.splitlines():
+            parts = line.split(" ")
+            if len(parts) == 2 and parts[1] == "missing":
+                missing.append(parts[0])
+            elif len(parts) == 3 and parts[0] == "blob" and parts[2].isdigit():
+                blobs.append((paths.get(parts[1]), parts[1], int(parts[2])))
         self._unreadable(missing, "the history")
         return blobs
+
+    def names(self, entries: list) -> list:
+        """history() entries with their paths: those without one (the large blobs) get
+        the path the unfiltered walk names them by, as history() would have before it
+        left them unnamed, and then all come in that walk's order; a blob that walk
+        names by no path (a ref to a bare blob) is left out."""
+        if all(path is not None for path, _, _ in entries):
+            return entries
+        found = self._once("history names", self._names)
+        named = [(path if path is not None else found.get(oid, (0, None))[1], oid, size)
+                 for path, oid, size in entries]
+        named = [e for e in named if e[0]]
+        named.sort(key=lambda e: found.get(e[1], (len(found), None))[0])
+        return named
+
+    def _names(self) -> dict:
+        """oid -> (its place in the walk, the path it is first met at)."""
+        args = self._walk_args()
+        if args is None:
+            return {}
+        out = _walk(git_argv(self.root, "rev-list", "--objects", *args), self.timeout)
+        found: dict = {}
+        for line in out.split(b"\n"):
+            oid, _, path = line.partition(b" ")
+            if path:
+                found[oid.decode("ascii", "replace")] = \
+                    (len(found), path.decode("utf-8", "surrogateescape"))
+        return found
 
     def added_in(self, paths: Iterable[str]) -> dict:
         """toplevel path → (oid → the oldest commit that added that blob at that path)."""
@@ -536,20 +583,36 @@ class GitRepo:
         """The first n bytes of a blob, without reading the rest of it."""
         return _read_head(git_argv(self.root, "cat-file", "blob", oid), n, 10.0)
 
-    def blob_heads(self, oids: Iterable[str], sizes: dict,
-                   n: int = HEADER_BYTES) -> dict:
-        """oid → the first n bytes of each blob (b"" where git has none). A git process
-        costs ~6 ms of CPU, as much as inflating 6 MB: the blobs up to BATCH_HEAD_BYTES
-        (`sizes`: oid → size) come from one `cat-file --batch`, whole, the larger ones
-        from a process each that is stopped after n bytes (blob_head)."""
+    def blob_heads(self, oids: Iterable[str], sizes: dict, n: int = HEADER_BYTES,
+                   most: Optional[int] = None) -> dict:
+        """oid -> the first n bytes of each blob (b"" where git has none). They come from
+        git's own files (doctor/scanners/gitpack.py: Megatron-LM's 421 history blobs of
+        1-4 MiB, 0.55 s of CPU through `cat-file --batch`, read in 10 ms). What that
+        leaves to git, the first `most` of it (all when None): a git process costs ~6 ms
+        of CPU, as much as inflating 6 MB, so the blobs up to BATCH_HEAD_BYTES (`sizes`:
+        oid -> size) come from one `cat-file --batch`, whole, the larger ones from a
+        process each that is stopped after n bytes (blob_head)."""
         oids = list(dict.fromkeys(o for o in oids if o))
-        small = [o for o in oids if sizes.get(o, BATCH_HEAD_BYTES + 1) <= BATCH_HEAD_BYTES]
-        out = _batch_heads(git_argv(self.root, "cat-file", "--batch"), small, n,
-                           10.0 + len(small) * BATCH_HEAD_BYTES / 50e6) if small else {}
-        for o in oids:
+        out = self._store_heads(oids, n)
+        rest = [o for o in oids if o not in out][:most]
+        small = [o for o in rest if sizes.get(o, BATCH_HEAD_BYTES + 1) <= BATCH_HEAD_BYTES]
+        out.update(_batch_heads(git_argv(self.root, "cat-file", "--batch"), small, n,
+                                10.0 + len(small) * BATCH_HEAD_BYTES / 50e6) if small else {})
+        for o in rest:
             if o not in out:
                 out[o] = self.blob_head(o, n)
         return out
+
+    def _store_heads(self, oids: list, n: int) -> dict:
+        """The heads that doctor/scanners/gitpack.py reads from the object directory
+        (`git rev-parse --git-path objects`); it leaves out what it cannot read."""
+        if not oids:
+            return {}
+        res = self.git("rev-parse", "--git-path", "objects", timeout=10)
+        objects = res.stdout.rstrip("\n")
+        if res.returncode != 0 or not objects:
+            return {}
+        return gitpack.Store(os.path.join(self.root, objects)).heads(oids, n)
 
 
 def repo_for(job: Any) -> GitRepo:
@@ -558,39 +621,27 @@ def repo_for(job: Any) -> GitRepo:
                                                 tracked=job.tracked_rels))
 
 
-def _pipe(argvs: list, timeout: float) -> bytes:
-    """argv1 | argv2 with one deadline for both; both killed on timeout."""
-    procs: list = []
-    errors = tempfile.TemporaryFile()   # unlinked already: nothing is left behind
-    output = tempfile.TemporaryFile()
+def _walk(argv: list, timeout: float) -> bytes:
+    """The output of a `git rev-list` (argv), as bytes, within the deadline (killed at
+    it); GitError with git's message when it fails."""
+    output = tempfile.TemporaryFile()   # unlinked already: nothing is left behind
+    # its output to that file, not a pipe (proc.start says why); its stderr stays a pipe,
+    # so that communicate wakes when it ends
+    proc = subprocess.Popen(argv, stdout=output, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)
     try:
-        first = subprocess.Popen(argvs[0], stdout=subprocess.PIPE, stderr=errors,
-                                 stdin=subprocess.DEVNULL, env=ENV, start_new_session=True)
-        procs.append(first)
-        # its output to an unlinked file, not a pipe (proc.start says why); its stderr
-        # stays a pipe, so that communicate wakes when it ends
-        second = subprocess.Popen(argvs[1], stdin=first.stdout, stdout=output,
-                                  stderr=subprocess.PIPE, env=ENV, start_new_session=True)
-        procs.append(second)
-        assert first.stdout is not None
-        first.stdout.close()
-        second.communicate(timeout=timeout)
+        said = proc.communicate(timeout=timeout)[1]
+        if proc.returncode != 0:
+            raise GitError("git rev-list --objects --all failed: "
+                           + _git_said(said.decode("utf-8", "replace")))
         output.seek(0)
-        out = output.read()
-        first.wait(timeout=max(1.0, timeout))
-        if first.returncode != 0:
-            errors.seek(0)
-            said = _git_said(errors.read(64 * 1024).decode("utf-8", "replace"))
-            raise GitError(f"git rev-list --objects --all failed: {said}")
-        return out
+        return output.read()
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"history scan took longer than {timeout:.0f}s") from None
     finally:
-        errors.close()
         output.close()
-        for p in procs:
-            if p.poll() is None:
-                _kill(p)
+        if proc.poll() is None:
+            _kill(proc)
 
 
 def _batch_heads(argv: list, oids: list, n: int, timeout: float) -> dict:

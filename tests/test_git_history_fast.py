@@ -1,0 +1,153 @@
+"""The history scan without inflating every large blob or sizing every object (issue 26).
+
+git-tracked-core-file and git-large-file walk the history once with rev-list's blob
+filter (large blobs unnamed, core-like names kept), read blob heads from git's own pack
+and loose files (doctor/scanners/gitpack.py), and name a large blob only when it
+matters. Real git repos of each shape: loose, packed with offset deltas, packed with
+ref deltas, SHA-256, shallow; the findings as a user sees them through the CLI, and the
+pack reader's bytes against `git cat-file` for every blob.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import run_doctor
+from doctor.scanners.gitpack import Store
+
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+       "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+CORE_HEAD = b"\x7fELF\x02\x01\x01" + bytes(9) + b"\x04\x00\x3e\x00"   # ET_CORE, x86-64
+MIB = 1 << 20
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          env=ENV).stdout.decode().strip()
+
+
+def commit(repo: Path, msg: str) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", msg)
+
+
+def history_repo(root: Path, *, init: tuple = ()) -> Path:
+    """A history with a large core dump under a plain name (`dump.bin`, 1.5 MiB, two
+    versions: the second a delta of the first once packed), a small one named `core.7`,
+    a 60 MB file, all deleted from HEAD, and a large text file still tracked."""
+    root.mkdir()
+    git(root, "init", "-q", *init)
+    body = bytes(range(256)) * (6 * 1024)   # 1.5 MiB
+    (root / "dump.bin").write_bytes(CORE_HEAD + body)
+    (root / "core.7").write_bytes(CORE_HEAD + b"tiny")
+    (root / "weights.pt").write_bytes(os.urandom(1024) * (60 * 1000))   # 61 MB, compresses
+    (root / "uv.lock").write_text("x = 1\n" * (300 * 1024))            # 1.8 MB of text
+    commit(root, "crash")
+    (root / "dump.bin").write_bytes(CORE_HEAD + body[:-10] + b"0123456789")
+    commit(root, "again")
+    for name in ("dump.bin", "core.7", "weights.pt"):
+        (root / name).unlink()
+    (root / "train.py").write_text("print('hi')\n")
+    commit(root, "clean up")
+    return root
+
+
+def findings(repo: Path) -> dict:
+    proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
+                      "git-tracked-core-file,git-large-file", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    out = {}
+    for r in json.loads(proc.stdout)["results"]:
+        assert r["status"] in ("pass", "fail"), r
+        out[r["id"]] = sorted((f["data"]["path"], f["data"]["where"], f["data"]["size"])
+                              for f in r["findings"])
+    return out
+
+
+EXPECTED = {
+    "git-tracked-core-file": [("core.7", "history", 24), ("dump.bin", "history", 20 + 1536 * 1024),
+                              ("dump.bin", "history", 20 + 1536 * 1024)],
+    "git-large-file": [("weights.pt", "history", 61_440_000)],
+}
+
+
+@pytest.mark.parametrize("shape", ["loose", "packed", "ref-deltas", "sha256"])
+def test_every_history_finding_in_every_store_shape(tmp_path, shape):
+    repo = history_repo(tmp_path / "r", init=("--object-format=sha256",)
+                        if shape == "sha256" else ())
+    if shape in ("packed", "sha256"):
+        git(repo, "gc", "-q", "--aggressive")
+    elif shape == "ref-deltas":
+        git(repo, "-c", "repack.useDeltaBaseOffset=false", "gc", "-q", "--aggressive")
+    if shape != "loose":
+        assert not list((repo / ".git" / "objects").glob("??/*")), "all packed"
+    assert findings(repo) == EXPECTED
+
+
+def test_shallow_clone_finds_what_its_history_holds(tmp_path):
+    src = history_repo(tmp_path / "src")
+    got = {}
+    for depth in (1, 2):   # the cleaned-up commit alone; and the one before it too
+        shallow = tmp_path / f"shallow{depth}"
+        git(tmp_path, "clone", "-q", "--depth", str(depth), f"file://{src}", str(shallow))
+        got[depth] = findings(shallow)
+    assert got[1] == {"git-tracked-core-file": [], "git-large-file": []}
+    # the second dump.bin only: the first is behind the shallow boundary
+    assert got[2] == {"git-tracked-core-file": [("core.7", "history", 24),
+                                                ("dump.bin", "history", 20 + 1536 * 1024)],
+                      "git-large-file": EXPECTED["git-large-file"]}
+
+
+def test_no_finding_costs_one_walk_and_no_blob_inflated(tmp_path):
+    """A repo with large blobs that are no core and no large file: one rev-list (no
+    naming walk) and no `cat-file --batch` (the heads come from the pack)."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for i in range(3):
+        (repo / "uv.lock").write_text(f"v = {i}\n" + "x = 1\n" * (300 * 1024))
+        commit(repo, str(i))
+    git(repo, "gc", "-q")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
+                      "git-tracked-core-file,git-large-file", "--format", "json",
+                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert [r["status"] for r in json.loads(proc.stdout)["results"]] == ["pass", "pass"]
+    calls = log.read_text().splitlines()
+    assert len([c for c in calls if " rev-list " in c]) == 1, calls
+    assert not [c for c in calls if c.endswith(" cat-file --batch")], calls
+
+
+@pytest.mark.parametrize("shape", ["loose", "packed", "ref-deltas", "sha256"])
+def test_pack_reader_reads_what_git_reads(tmp_path, shape):
+    repo = history_repo(tmp_path / "r", init=("--object-format=sha256",)
+                        if shape == "sha256" else ())
+    for i in range(5):   # small deltas too, some inserting, some copying from far in
+        (repo / "log.txt").write_text("".join(f"line {j}\n" for j in range(i * 900, 9000)))
+        commit(repo, f"log {i}")
+    if shape in ("packed", "sha256"):
+        git(repo, "gc", "-q", "--aggressive")
+    elif shape == "ref-deltas":
+        git(repo, "-c", "repack.useDeltaBaseOffset=false", "gc", "-q", "--aggressive")
+    listed = git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objecttype) "
+                 "%(objectname)").splitlines()
+    oids = [line.split()[1] for line in listed if line.startswith("blob ")]
+    objects = repo / ".git" / "objects"
+    for n in (20, 5000):
+        heads = Store(str(objects)).heads(oids, n)
+        assert set(heads) == set(oids)
+        for oid in oids:
+            whole = subprocess.run(["git", "cat-file", "blob", oid], cwd=repo, check=True,
+                                   capture_output=True).stdout
+            assert heads[oid] == whole[:n], oid
+    # what it cannot find is left to git: an object of another store, a missing one
+    assert Store(str(objects)).heads(["0" * len(oids[0])], 20) == {}
