@@ -24,10 +24,12 @@ from doctor.proc import CmdResult, absolute_path, collect, run_cmd, start, stop,
 
 ET_CORE = 4
 CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
-# history()'s lines of `rev-list --objects` whose last path component is CORE_NAME's, and
-# the `~oid` lines of the blobs its filter left out (bytes: a path need not be UTF-8)
-_CORE_LINE = re.compile(rb"^([0-9a-f]{40,64}) ((?:[^\n]*/)?(?:vg)?core(?:\.[^\n/]+)?)$", re.M)
-_OMITTED_LINE = re.compile(rb"^~([0-9a-f]{40,64})$", re.M)
+# history()'s scan of `rev-list --objects` output: a path whose last component may be
+# CORE_NAME's, and the `~oid` lines of the blobs its filter left out. Both start with a
+# literal, which re finds fast: 15 ms for Megatron-LM's 132k lines, where a regex per
+# line, or a loop over the lines, took 80-110 ms.
+_CORE_END = re.compile(rb"core(?:\.[^\n/]+)?$", re.M)
+_OMITTED_LINE = re.compile(rb"\n~([0-9a-f]{40,64})(?=\n|$)")
 HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
@@ -504,11 +506,18 @@ class GitRepo:
                              f"--filter=blob:limit={max(1, large)}",
                              "--filter-print-omitted", *args), self.timeout)
         paths: dict = {}
-        for m in _CORE_LINE.finditer(out):
-            path = m.group(2).decode("utf-8", "surrogateescape")
-            if core_name_hint(path):
-                paths[m.group(1).decode("ascii")] = path
-        for m in _OMITTED_LINE.finditer(out):
+        for m in _CORE_END.finditer(out):
+            start = m.start()
+            if out[start - 2:start] == b"vg":
+                start -= 2
+            if out[start - 1:start] not in (b"/", b" "):   # `score.py`, `encore`
+                continue
+            line = out[out.rfind(b"\n", 0, start) + 1:m.end()]
+            oid, _, path = line.partition(b" ")
+            name = path.decode("utf-8", "surrogateescape")
+            if name and core_name_hint(name):
+                paths[oid.decode("ascii", "replace")] = name
+        for m in _OMITTED_LINE.finditer(b"\n" + out):
             paths.setdefault(m.group(1).decode("ascii"), None)
         if not paths:
             return []
