@@ -120,16 +120,7 @@ def test_bad_option_value_is_exit_2_before_anything_runs(tmp_path, option, value
     assert not marker.exists()
 
 
-def test_fsdp_cannot_be_estimated_yet_and_never_fits(tmp_path):
-    repo = copy("pass_batch_fits_h100", tmp_path)
-    (repo / "doctor.yaml").write_text('smoke: {model: "lm.model:build"}\n'
-                                      f"options: {{{ID}: {{parallel: fsdp}}}}\n")
-    proc, res, facts = run(repo, "--gpu-memory", "1TB")
-    assert proc.returncode == 0, proc.stdout + proc.stderr   # a warning, not "fits"
-    (f,) = res["findings"]
-    assert f["severity"] == "warning" and "cannot estimate" in f["message"]
-    assert "FSDP2's per-rank peak is not estimated yet" in f["message"]
-    assert facts["verdict"] == "cannot estimate" and facts["parallel"] == "fsdp"
+# parallel: fsdp (FSDP2): tests/test_memory_fsdp.py
 
 
 def test_lumi_partition_gpu_memory_and_rocm_remedy(tmp_path):
@@ -170,24 +161,3 @@ def test_static_and_no_smoke_never_run_the_factory(tmp_path):
         proc = run_doctor("run", "--repo", str(repo), "--only", ID, flag)
         one_line_exit_2(proc, "gpu-memory-estimate")
         assert not marker.exists()
-
-
-def test_fsdp2_count_takes_dtensor_shards_and_storage_resizes():
-    """FSDP2 on a fake process group against two real gloo ranks (the oracle; their
-    smaller peak: gloo holds reduce-scatter buffers on one rank at times, which the
-    count does not see and which `parallel: fsdp` is therefore not yet judged on).
-    Without DTensor shards counted by their local tensors the count is 3x too high;
-    without gloo's reduce-scatter clone, 8.6% too low."""
-    import subprocess
-
-    from memory_estimate import ddp_real
-
-    code = ("import sys, json; sys.path[:0] = sys.argv[1:]; "
-            "from memory_estimate import estimate; "
-            "print(json.dumps(estimate('mlp', 'fp32', 'adamw', fsdp=True)))")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks"),
-                          str(ROOT / "benchmarks" / "gpu"), str(ROOT)],
-                         capture_output=True, text=True, timeout=120, check=True).stdout
-    est = json.loads(out.strip().splitlines()[-1])["peak_bytes"]
-    real = min(ddp_real("mlp", "fp32", "adamw", "fsdp"))
-    assert abs(est - real) <= 0.02 * real, (est, real)

@@ -5,7 +5,8 @@ none (`cannot`: the reason, the kind, the user's file:line).
 
 SPEC: model (MOD:FACTORY), input_shape, optimizer (adamw, adam, sgd, sgd-momentum or
 MOD:FACTORY taking the parameters), precision (fp32, bf16-autocast, fp16-autocast, bf16),
-parallel (none, ddp, ddp-bucket-view), target (cuda, cpu), repo.
+parallel (none, ddp, ddp-bucket-view, fsdp: FSDP2 as doctor.memory.fake.fsdp_wrap
+assumes it, over world_size ranks), target (cuda, cpu), repo.
 """
 from __future__ import annotations
 
@@ -83,7 +84,7 @@ def main() -> int:
     try:
         import torch
 
-        from doctor.memory.fake import run_steps
+        from doctor.memory.fake import fsdp_shard, run_steps
         from doctor.smoke.userfn import call, guess_input, load_factory, loss_of
 
         out["import_s"] = round(time.time() - T0, 3)
@@ -117,7 +118,9 @@ def main() -> int:
         res = run_steps(build, lambda m, b: loss_of(torch, call(m, b)),
                         make_optimizer(torch, spec.get("optimizer") or "adamw", target),
                         autocast=amp, round_to=512 if target == "cuda" else 0,
-                        make_batch=make_batch, ddp=spec.get("parallel") == "ddp")
+                        make_batch=make_batch, ddp=spec.get("parallel") == "ddp",
+                        shard=fsdp_shard(int(spec.get("world_size") or 2))
+                        if spec.get("parallel") == "fsdp" else None)
         if "cuda" in res["devices"] or "hip" in res["devices"]:
             raise RuntimeError("a tensor was made on cuda")
         out.update(res)

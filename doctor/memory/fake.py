@@ -106,6 +106,9 @@ class Counter(TorchDispatchMode):
     def serial_of(self, t: Optional[torch.Tensor]) -> Optional[int]:
         if t is None:
             return None
+        if is_traceable_wrapper_subclass(t):   # a DTensor: its local shard (see track)
+            inner = getattr(t, t.__tensor_flatten__()[0][0], None)  # type: ignore[attr-defined]
+            return self.serial_of(inner) if isinstance(inner, torch.Tensor) else None
         return self.by_id.get(id(t.untyped_storage()))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -243,6 +246,50 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
             "breakdown_bytes": parts, "parameters": nparams, "trainable_bytes": trainable,
             "batch_size": batch_size,
             "devices": sorted(counter.devices), "seconds_s": round(time.perf_counter() - t0, 3)}
+
+
+def fsdp_wrap(model: torch.nn.Module) -> list:
+    """The modules FSDP2's `fully_shard` is applied to, in order, as the estimate assumes the
+    job does it (the doctor cannot see the job's own calls): each block of a repeated stack
+    (a ModuleList or Sequential whose children, two or more with parameters, are all of one
+    class: a transformer's layers), outermost stacks only, then the root. This is
+    torchtitan's and the FSDP2 tutorial's wrapping, and Accelerate's and Lightning's
+    transformer-layer auto-wrap policy."""
+    blocks: list = []
+
+    def walk(mod: torch.nn.Module) -> None:
+        kids = list(mod.children())
+        if isinstance(mod, (torch.nn.ModuleList, torch.nn.Sequential)) and len(kids) >= 2 \
+                and len({type(k) for k in kids}) == 1 \
+                and all(any(True for _ in k.parameters()) for k in kids):
+            blocks.extend(kids)
+            return
+        for kid in kids:
+            walk(kid)
+
+    walk(model)
+    return blocks + [model]
+
+
+def fsdp_shard(world: int) -> Callable[[torch.nn.Module], None]:
+    """`shard` for run_steps: FSDP2 (`fully_shard`, its defaults: reshard after forward) on
+    the modules of fsdp_wrap, over a fake process group of `world` ranks (this process is
+    rank 0; FSDP2 pads every rank's shard to the same size, so rank 0's count is every
+    rank's). The fake group's collectives return at once and copy nothing: the buffers a
+    real backend adds inside them are TRANSIENTS."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    if not dist.is_initialized():
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    mesh = init_device_mesh("cpu", (world,))
+
+    def shard(model: torch.nn.Module) -> None:
+        for mod in fsdp_wrap(model):
+            fully_shard(mod, mesh=mesh)
+    return shard
 
 
 @contextlib.contextmanager
