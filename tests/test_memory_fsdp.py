@@ -78,8 +78,10 @@ def test_fsdp_is_estimated_over_the_jobs_ranks_and_never_an_error(tmp_path):
     assert "not read" in facts["fsdp_wrap"]
     parts = facts["breakdown_bytes"]
     assert "ddp_buckets" not in parts
-    # the parameters are sharded 4 ways: each rank holds a quarter of their fp32 bytes
-    assert parts["parameters"] == pytest.approx(facts["parameters"] * 4 / 4, rel=0.01)
+    # each rank holds a quarter of the fp32 parameters' bytes (its shards), and at the peak
+    # the all-gathered blocks in use (the root: the embeddings and the tied head): not all
+    whole, root = facts["parameters"] * 4, 32000 * 512 * 4   # root: the tied embedding
+    assert whole / 4 + root <= parts["parameters"] < whole, (parts, whole)
     # more than the GPU: the wrapping is assumed, so a warning (exit 0), not an error
     proc, res, facts = run(repo, "--gpu-memory", "1GB")
     assert proc.returncode == 0, proc.stdout + proc.stderr

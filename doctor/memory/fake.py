@@ -144,6 +144,9 @@ def breakdown(counter: Counter, model: torch.nn.Module, batch: Any, opt: Any) ->
 
     params = list(model.parameters())
     mark(params, "parameters")
+    # FSDP2's unsharded parameters (each block's all-gathered copy, alive while it runs) are
+    # parameters too: they do not grow with the batch
+    mark(fsdp_unsharded(model), "parameters")
     mark(model.buffers(), "buffers")
     mark(tensors_of(batch), "batch")
     mark([p.grad for p in params if p.grad is not None], "gradients")
@@ -156,6 +159,22 @@ def breakdown(counter: Counter, model: torch.nn.Module, batch: Any, opt: Any) ->
         if kind is None:
             kind = "activations" if phase == "forward" else "temporaries"
         out[kind] += nbytes
+    return out
+
+
+def fsdp_unsharded(model: torch.nn.Module) -> list:
+    """The tensors FSDP2 all-gathers each parameter into, per fully_shard module (empty
+    without FSDP2). Their storages are the ones it resizes (fsdp_storage_resizes)."""
+    out: list = []
+    for mod in model.modules():
+        get = getattr(mod, "_get_fsdp_state", None)
+        try:
+            groups = get()._fsdp_param_groups if get is not None else []
+        except (AssertionError, AttributeError):   # another torch's FSDP2 internals
+            continue
+        for group in groups:
+            for param in getattr(group, "fsdp_params", []):
+                out.extend(getattr(param, "all_gather_outputs", None) or [])
     return out
 
 
