@@ -151,3 +151,28 @@ def test_pack_reader_reads_what_git_reads(tmp_path, shape):
             assert heads[oid] == whole[:n], oid
     # what it cannot find is left to git: an object of another store, a missing one
     assert Store(str(objects)).heads(["0" * len(oids[0])], 20) == {}
+
+
+def test_untracked_core_found_from_the_job_models_one_listing(tmp_path):
+    """The untracked files come from the listing the job model made (one `ls-files
+    --others` per run, not one more for the git check), and an untracked core is found."""
+    repo = tmp_path / "r"
+    repo.mkdir()
+    (repo / "train.py").write_text("print('hi')\n")
+    git(repo, "init", "-q")
+    commit(repo, "one")
+    (repo / "core.4242").write_bytes(CORE_HEAD + bytes(100))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    proc = run_doctor("run", "--repo", str(repo), "--static", "--format", "json",
+                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    (res,) = [r for r in json.loads(proc.stdout)["results"] if r["id"] == "git-tracked-core-file"]
+    assert [(f["data"]["path"], f["data"]["where"]) for f in res["findings"]] == \
+        [("core.4242", "untracked")], res
+    others = [c for c in log.read_text().splitlines()
+              if " ls-files -z --others --exclude-standard " in f" {c} "]
+    assert len(others) == 1, others

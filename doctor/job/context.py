@@ -305,6 +305,15 @@ class Job:
         run; None outside a git work tree. The git checks' tracked_paths reads them too."""
         return self.memo("tracked_rels", self._list_tracked)
 
+    def untracked_rels(self) -> Optional[list]:
+        """The untracked, not ignored names (`git ls-files --others --exclude-standard`)
+        as the file list read them in a full run; None where it did not (a scoped run,
+        git failed). git-tracked-core-file reads them too, instead of a second walk."""
+        if self.scope is not None or self.tracked_rels() is None:
+            return None   # (and the file list may not even be git's)
+        self.every_rel()
+        return self._memo.get("untracked_names")
+
     def _list_tracked(self) -> Optional[list]:
         res = run_git(str(self.repo), *LS_FILES_TRACKED, timeout=20)
         return listed_names(res.stdout) if res.returncode == 0 else None
@@ -324,8 +333,9 @@ class Job:
             if res.returncode == 0:  # all of them: a job script past the first N is still one
                 for m in _GIT_UNREADABLE.finditer(res.stderr):  # git skipped it, and says so
                     self.unreadable.note(self.repo / m[1], OSError(0, m[2]))
+                others = self._memo["untracked_names"] = listed_names(res.stdout)
                 # git's order for --others --cached
-                return fs.not_the_repo(listed_names(res.stdout) + tracked, self.repo)
+                return fs.not_the_repo(others + tracked, self.repo)
             # (a walk instead, which ignores no file: said, since git should have answered)
             self.unreadable.note(self.repo, OSError(0, "git ls-files --others: " + (
                 "timed out" if res.timed_out else res.stderr.strip()[:200] or "failed")

@@ -314,13 +314,16 @@ class GitRepo:
     """One scanned directory inside a git work tree; results are memoized."""
 
     def __init__(self, root: str, timeout: float = 60.0, scope: Any = None,
-                 tracked: Optional[Callable[[], Optional[list]]] = None):
+                 tracked: Optional[Callable[[], Optional[list]]] = None,
+                 untracked: Optional[Callable[[], Optional[list]]] = None):
         """`scope` (doctor/job/scope.py): only its changed paths, and only the history
         since its merge base (none for file arguments). `tracked`: the index's names as
         the job model already listed them (`git ls-files --cached` in `root`), or None
-        where it could not."""
+        where it could not; `untracked`: the same of `git ls-files --others
+        --exclude-standard` (LS_FILES_OTHERS) in a full run."""
         self.scope = scope
         self._tracked = tracked
+        self._untracked_listed = untracked
         if tool_path("git", ENV) is None:
             raise Skip("git is not installed")
         self.root = root
@@ -421,9 +424,13 @@ class GitRepo:
         limit = self.limit()
         if limit is None:
             return []
-        res = checked(self.git(*LS_FILES_OTHERS, *limit), "ls-files --others")
+        listed = self._untracked_listed() if self._untracked_listed is not None and \
+            self.scope is None else None   # the job model's list: the same git's answer
+        if listed is None:
+            listed = listed_names(checked(self.git(*LS_FILES_OTHERS, *limit),
+                                          "ls-files --others").stdout)
         out = []
-        names = fs.not_the_repo([p for p in res.stdout.split("\0") if p], self.root)
+        names = fs.not_the_repo([p for p in listed if p], self.root)
         for path in (p for p in names if self.in_scope(p)):
             try:
                 st = os.stat(os.path.join(self.root, path), follow_symlinks=False)
@@ -526,8 +533,8 @@ class GitRepo:
                       "cat-file --batch-check")
         blobs = []
         missing = []
-        for line in res.stdout.splitlines():
-            parts = line.split(" ")
+        for said in res.stdout.splitlines():
+            parts = said.split(" ")
             if len(parts) == 2 and parts[1] == "missing":
                 missing.append(parts[0])
             elif len(parts) == 3 and parts[0] == "blob" and parts[2].isdigit():
@@ -627,7 +634,8 @@ class GitRepo:
 def repo_for(job: Any) -> GitRepo:
     """The job's GitRepo, shared by the checks of one run (raises Skip when not a repo)."""
     return job.memo("git_repo", lambda: GitRepo(str(job.repo), scope=job.scope,
-                                                tracked=job.tracked_rels))
+                                                tracked=job.tracked_rels,
+                                                untracked=job.untracked_rels))
 
 
 def _walk(argv: list, timeout: float) -> bytes:
