@@ -45,7 +45,7 @@ MiB = 1 << 20
 
 
 def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
-             ddp: bool = False, fsdp: bool = False) -> dict:
+             ddp: bool = False, fsdp: bool = False, world: int = 2) -> dict:
     import torch
 
     from doctor.memory.fake import fsdp_shard, run_steps
@@ -72,7 +72,7 @@ def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
     return run_steps(built, lambda m, xy: loss(m, *xy), optimizer, make_batch=make_batch,
                      autocast=torch.bfloat16 if dtype == "bf16_autocast" else None,
                      round_to=512 if target == "cuda" else 0, ddp=ddp,
-                     shard=fsdp_shard(2) if fsdp else None)
+                     shard=fsdp_shard(world) if fsdp else None)
 
 
 def cases(models: list) -> list:
@@ -198,8 +198,8 @@ dist.destroy_process_group()
 """
 
 
-def ddp_runs(model: str, dtype: str, opt: str, mode: str = "ddp") -> list:
-    """Each rank's peaks of 3 DDP (or FSDP2) steps on 2 gloo ranks: `peak_bytes`, the
+def ddp_runs(model: str, dtype: str, opt: str, mode: str = "ddp", world: int = 2) -> list:
+    """Each rank's peaks of 3 DDP (or FSDP2) steps on `world` gloo ranks: `peak_bytes`, the
     allocator's live total on every thread (the truth), and `profiler_peak_bytes`, the
     running sum of the profiler's allocation events (misses gloo's worker-thread frees)."""
     import socket
@@ -211,9 +211,9 @@ def ddp_runs(model: str, dtype: str, opt: str, mode: str = "ddp") -> list:
         script = Path(tmp) / "rank.py"
         script.write_text(DDP_RANK)
         procs = []
-        for rank in (0, 1):
+        for rank in range(world):
             env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                       RANK=str(rank), WORLD_SIZE="2", OMP_NUM_THREADS="1",
+                       RANK=str(rank), WORLD_SIZE=str(world), OMP_NUM_THREADS="1",
                        PYTHONPATH=os.pathsep.join(filter(None, [
                            str(ROOT), os.environ.get("PYTHONPATH", "")])))
             procs.append(subprocess.Popen(
@@ -229,11 +229,15 @@ def ddp_real(model: str, dtype: str, opt: str, mode: str = "ddp") -> list:
     return [r["peak_bytes"] for r in ddp_runs(model, dtype, opt, mode)]
 
 
-def ddp_table(models: list, tolerance: float, mode: str = "ddp", runs: int = 1) -> bool:
+PAIRS = (("fp32", "adamw"), ("fp32", "sgd"), ("bf16_autocast", "adamw"))
+
+
+def ddp_table(models: list, tolerance: float, mode: str = "ddp", runs: int = 1,
+              world: int = 2, pairs: tuple = PAIRS) -> bool:
     """Every rank's real peak in each of `runs` runs against the estimate: min and max over
     the runs of the allocator's count (the truth) and the max of the profiler's running sum
     (what the earlier tables used: it keeps what gloo's worker threads freed)."""
-    print(f"{mode.upper()}, 2 gloo ranks x {runs} run(s): estimate "
+    print(f"{mode.upper()}, {world} gloo ranks x {runs} run(s): estimate "
           f"({'buckets added' if mode == 'ddp' else 'fake process group'}) vs each rank's "
           "peak by the allocator's count over the runs (min..max), and the profiler "
           "running sum's max")
@@ -241,10 +245,11 @@ def ddp_table(models: list, tolerance: float, mode: str = "ddp", runs: int = 1) 
           f"{'rank':>4} {'prof. max':>9}")
     ok = True
     for m in models:
-        for d, o in (("fp32", "adamw"), ("fp32", "sgd"), ("bf16_autocast", "adamw")):
-            est = estimate(m, d, o, ddp=mode == "ddp", fsdp=mode == "fsdp")["peak_bytes"]
-            per_run = [ddp_runs(m, d, o, mode) for _ in range(runs)]
-            for rank in (0, 1):
+        for d, o in pairs:
+            est = estimate(m, d, o, ddp=mode == "ddp", fsdp=mode == "fsdp",
+                           world=world)["peak_bytes"]
+            per_run = [ddp_runs(m, d, o, mode, world) for _ in range(runs)]
+            for rank in range(world):
                 real = [r[rank]["peak_bytes"] for r in per_run]
                 prof = max(r[rank]["profiler_peak_bytes"] for r in per_run)
                 # the error against the real peak farthest from the estimate
@@ -316,6 +321,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fsdp", action="store_true", help="2-rank gloo FSDP2 runs (each block "
                     "of a repeated stack, then the root: doctor.memory.fake.fsdp_wrap)")
     ap.add_argument("--runs", type=int, default=1, help="real runs per case (--ddp, --fsdp)")
+    ap.add_argument("--world", type=int, default=2, help="gloo ranks (--ddp, --fsdp)")
+    ap.add_argument("--cases", default="fp32:adamw,fp32:sgd,bf16_autocast:adamw",
+                    help="DTYPE:OPTIMIZER pairs (--ddp, --fsdp)")
     ap.add_argument("--speed", type=int, default=0, metavar="RUNS",
                     help="time the 110M-parameter estimate RUNS times")
     ap.add_argument("--tolerance", type=float, default=2.0, help="percent")
@@ -328,8 +336,9 @@ def main(argv=None) -> int:
         cuda_table(models, args.cuda)
         return 0
     if args.ddp or args.fsdp:
+        pairs = [tuple(c.split(":")) for c in args.cases.split(",")]
         return 0 if ddp_table(models, args.tolerance, "fsdp" if args.fsdp else "ddp",
-                               args.runs) else 1
+                              args.runs, args.world, pairs) else 1
     return 0 if cpu_table(models, args.recorded, args.tolerance) else 1
 
 
