@@ -328,14 +328,18 @@ class GitRepo:
             raise Skip("git is not installed")
         self.root = root
         self.timeout = timeout
-        res = self.git("rev-parse", "--is-inside-work-tree", "--show-prefix", timeout=10)
+        res = self.git("rev-parse", "--is-inside-work-tree", "--show-prefix", "--git-path",
+                       "objects", timeout=10)
         if res.returncode != 0 and "not a git repository" not in res.stderr:
             # a work tree git refuses to read (dubious ownership, a broken .git): the
             # checks end as errors with git's message, never as "not a repository"
             checked(res, "rev-parse")
         if res.returncode != 0 or not res.stdout.startswith("true"):
             raise Skip(f"{root} is not inside a git work tree")
-        self.prefix = res.stdout.splitlines()[1] if len(res.stdout.splitlines()) > 1 else ""
+        said = res.stdout.splitlines()
+        self.prefix = said[1] if len(said) > 1 else ""
+        # the object directory (relative to root), which blob_heads reads (gitpack)
+        self.objects = os.path.join(root, said[2]) if len(said) > 2 and said[2] else None
         self._memo: dict = {}
         self._lock = threading.Lock()
 
@@ -622,13 +626,9 @@ class GitRepo:
     def _store_heads(self, oids: list, n: int) -> dict:
         """The heads that doctor/scanners/gitpack.py reads from the object directory
         (`git rev-parse --git-path objects`); it leaves out what it cannot read."""
-        if not oids:
+        if not oids or self.objects is None:
             return {}
-        res = self.git("rev-parse", "--git-path", "objects", timeout=10)
-        objects = res.stdout.rstrip("\n")
-        if res.returncode != 0 or not objects:
-            return {}
-        return gitpack.Store(os.path.join(self.root, objects)).heads(oids, n)
+        return gitpack.Store(self.objects).heads(oids, n)
 
 
 def repo_for(job: Any) -> GitRepo:
