@@ -14,7 +14,7 @@ import threading
 _LOCK = threading.Lock()
 
 
-def parse(source, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
-    """ast.parse(source, filename, mode), one thread at a time."""
+def parse(source, filename: str = "<unknown>") -> ast.Module:
+    """ast.parse(source, filename), one thread at a time."""
     with _LOCK:
-        return ast.parse(source, filename=filename, mode=mode)
+        return ast.parse(source, filename=filename)
