@@ -3,11 +3,7 @@ from __future__ import annotations
 
 import ast
 import bisect
-import io
 import os
-import re
-import tokenize
-import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -18,6 +14,7 @@ from doctor.job import flow
 from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
                               same_on_every_rank, value_on_rank)
+from doctor.job.pyread import identifier_sets
 from doctor.job.sources import (_tree as parsed, dotted, nodes, raw_texts, source_path, tree_of,
                                  walk)
 
@@ -258,7 +255,7 @@ class Repo:
 
 def _candidates(job: Job) -> list:
     """[(path, AST)] of the modules where a place can be, in the repo's order: a text
-    pre-filter on each module's identifiers (_words), so that the rest of the job's code
+    pre-filter on each module's identifiers (identifier_sets), so that the rest of the job's code
     is neither parsed nor scanned here. Sound (tests/test_speed_prefilter.py):
 
     A place is a Hit (Repo.hits) that some ranks skip, and a Hit is a collective that
@@ -280,10 +277,10 @@ def _candidates(job: Job) -> list:
       An alias is read from every module that names F, until no new one appears.
     - The entry modules are kept too: their imports order the findings.
 
-    Identifiers are read as Python reads them (_spelled: NFKC, PEP 3131); a text that
+    Identifiers are read as Python reads them (pyread.spelled: NFKC, PEP 3131); a text that
     cannot be read so is kept whole."""
     texts = raw_texts(job)
-    words = _words([_spelled(text) for _, text in texts])
+    words = identifier_sets(job, texts)
     funcs: set = set()
     methods: set = set()
     keep: set = set()
@@ -321,27 +318,6 @@ def _candidates(job: Job) -> list:
         keep |= {os.path.normpath(src)} if src is not None else set()
     return [(Path(p), t) for p, _ in texts if os.path.normpath(p) in keep
             and (t := tree_of(job, p)) is not None]
-
-
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _spelled(text: bytes) -> Optional[bytes]:
-    """The text with its identifiers spelled as Python reads them: NFKC-normalised
-    (PEP 3131: `ｂarrier` is the name barrier) where it holds a non-ASCII byte, in its
-    declared encoding; None where that cannot be read (the file is then kept)."""
-    if text.isascii():
-        return text
-    try:
-        enc, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
-        return unicodedata.normalize("NFKC", text.decode(enc)).encode("utf-8")
-    except (SyntaxError, LookupError, UnicodeDecodeError):
-        return None
-
-
-def _words(spelled: list) -> list:
-    """Each text's set of identifiers (None: kept whatever it names)."""
-    return [set(_IDENT.findall(t)) if t is not None else None for t in spelled]
 
 
 def _aliases(tree: ast.Module, funcs: set, words: Optional[set]) -> set:
@@ -446,7 +422,8 @@ class Scan:
 
     def block(self, stmts: list, cls: Optional[ast.ClassDef], fn: ast.AST, after: list,
               outer: tuple = ()) -> None:
-        """`outer`: the guards of the ifs around the statements (see Repo.hits' ctx)."""
+        """`outer`: the ifs around the statements, (test, polarity) each: made into
+        guards (Repo.hits' ctx) only for a rank branch, which alone reads them."""
         for i, st in enumerate(stmts):
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
@@ -457,7 +434,7 @@ class Scan:
                 self.try_(st, cls, fn, stmts[i + 1:])
             for name, value in ast.iter_fields(st):
                 if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                    g = outer + ((_guard(st.test, name == "body"),)
+                    g = outer + (((st.test, name == "body"),)
                                  if isinstance(st, ast.If) else ())
                     self.block(value, cls, fn, rest, g)
                 elif isinstance(value, list):
@@ -470,7 +447,8 @@ class Scan:
 
     def rank_branch(self, st: ast.If, cls: Optional[ast.ClassDef], fn: ast.AST,
                     rest: list, outer: tuple = ()) -> None:
-        found = [self.repo.hits(self.mod, cls, b, ctx=outer) for b in (st.body, st.orelse)]
+        around = tuple(_guard(test, pol) for test, pol in outer)
+        found = [self.repo.hits(self.mod, cls, b, ctx=around) for b in (st.body, st.orelse)]
         if not any(found):
             return    # no collective in either branch: nothing to match (the rest is costly)
         test = ast.unparse(st.test)

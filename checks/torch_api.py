@@ -8,7 +8,8 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.sources import dotted, nodes, trees_mentioning
+from doctor.job.pyread import trees_naming
+from doctor.job.sources import dotted, nodes, raw_texts
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
 from doctor.proc import run_cmd
@@ -175,12 +176,30 @@ def _dotted(node: ast.AST) -> Optional[str]:
     return dotted(node) or None
 
 
-def _bindings(tree: ast.AST) -> dict:
+_BINDERS = frozenset({ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
+                      ast.ClassDef, ast.arg})
+
+
+def _bindings(tree: ast.AST, steps: Optional[list] = None) -> dict:
     """name → torch qualified name it is imported as; None when the module binds the name
-    to anything else too (the doctor does not guess which one a call sees)."""
+    to anything else too (the doctor does not guess which one a call sees). `steps`
+    collects the module's imports and calls on the way (the nodes _may_use reads)."""
     torch_names: dict = {}
     other: set = set()
+    keep = steps.append if steps is not None else lambda _node: None
     for node in nodes(tree):
+        kind = type(node)   # (ast.parse makes no subclass of a node type)
+        if kind is ast.Name:   # the most common node first: one test for most
+            if type(node.ctx) is ast.Store:
+                other.add(node.id)   # type: ignore[attr-defined]
+            continue
+        if kind is ast.Call:
+            keep(node)
+            continue
+        if kind not in _BINDERS:
+            continue
+        if kind in (ast.Import, ast.ImportFrom):
+            keep(node)
         if isinstance(node, ast.Import):
             for a in node.names:
                 name = a.asname or a.name.split(".")[0]
@@ -198,8 +217,6 @@ def _bindings(tree: ast.AST) -> dict:
             other.add(node.name)
         elif isinstance(node, ast.arg):
             other.add(node.arg)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            other.add(node.id)
     out: dict = {}
     for name, quals in torch_names.items():
         keys = {QUALNAMES.get(q, q) for q in quals}
@@ -225,18 +242,29 @@ def _guarded_part(node: ast.AST) -> list:
 
 # The last part of every covered name. A use names it in the module's text: the call
 # writes it (`torch.load(`, `amp.autocast(`), or the import that bound the called name
-# does (`from torch import load as tl`), so a module without one holds no use (a byte
-# search over the job's code instead of three walks of every module that names torch).
+# does (`from torch import load as tl`), so a module without one holds no use (an
+# identifier set of the job's code instead of a parse and walks of every module that names torch).
 USE_WORDS = tuple(sorted({q.rsplit(".", 1)[-1].encode() for q in [*QUALNAMES, *NAMES]}))
+
+
+_USE_WORDS = frozenset(USE_WORDS)
+
+
+def _may_hold_use(words: set) -> bool:
+    """Whether a module with these identifiers can hold a use: it resolves only torch
+    imports (`torch` is a word of the import), and only the covered names (USE_WORDS).
+    tests/test_speed_parse.py proves it keeps every use."""
+    return b"torch" in words and not _USE_WORDS.isdisjoint(words)
 
 
 def repo_uses(job: Job) -> list:
     """Every unguarded use of a covered torch function or name in the repo's Python."""
     uses: list = []
-    # it resolves only torch imports, and only the covered names (USE_WORDS)
-    for path, tree in trees_mentioning(job, b"torch", also=USE_WORDS):
-        binds = _bindings(tree)
-        if any(_may_use(n, binds) for n in nodes(tree)):   # else the walk finds nothing
+    for path, tree in job.memo("torch_api_trees", lambda: trees_naming(
+            job, raw_texts(job), _may_hold_use)):
+        steps: list = []
+        binds = _bindings(tree, steps)
+        if any(_may_use(n, binds) for n in steps):   # else the walk finds nothing
             _walk(tree, False, binds, job.rel(path), uses, _module_constants(tree))
     return uses
 

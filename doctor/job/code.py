@@ -15,14 +15,16 @@ Anything else is `unknown`, with its source text and the reason.
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional
 
 from doctor.job.configs import is_unresolved
-from doctor.job.sources import (dotted, judges_all, nodes, text_of, tree_of,
-                                 trees_mentioning, walk)
+from doctor.job.pyread import trees_naming
+from doctor.job.sources import (dotted, judges_all, nodes, raw_texts, text_of, tree_of,
+                                 walk)
 
 # DataLoader's positional parameters after `dataset` (torch 2.x), for calls that use them.
 POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers",
@@ -31,9 +33,23 @@ POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers"
 LOADER_PREFIXES = ("torch.utils.data", "utils.data", "data", "torch.utils.data.dataloader",
                    "dataloader")
 # A module reads none of this unless its text names one of these (the byte pre-filter).
-MENTIONS = (b"DataLoader", b"init_process_group", b"compile", b"environ", b"getenv",
-            b"putenv", b"_PG_TIMEOUT", b"pg_timeout", b"pg_nccl_timeout")
 PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_nccl_timeout")
+
+
+def _can_report(words: set) -> bool:
+    """A module whose scan can report something names one of these identifiers: a
+    DataLoader (called by that name, or passed to partial), init_process_group, os.environ
+    or getenv/putenv, torch and compile (`torch.compile`), or a timeout global (set as an
+    attribute, or by setattr with its name in a string: the words of strings count)."""
+    return not _SCAN_WORDS.isdisjoint(words) or (b"compile" in words and b"torch" in words)
+
+
+_SCAN_WORDS = frozenset({b"DataLoader", b"init_process_group", b"environ", b"getenv",
+                         b"putenv", *(g.encode() for g in PG_TIMEOUT_GLOBALS)})
+
+
+def _loaders_only(words: set) -> bool:
+    return b"DataLoader" in words
 DEFAULT_PG_TIMEOUT_S = {"nccl": 600.0, "other": 1800.0}  # torch 2.x defaults
 # Importing any of these imports torch: an env var set after them is set after torch.
 TORCH_IMPORTERS = ("torch", "lightning", "pytorch_lightning", "transformers", "accelerate",
@@ -212,7 +228,7 @@ def code_settings(job: Any, env: Mapping[str, str],
     values resolved through `env`, argparse options through the job step's `argv`
     (None: no step known)."""
     key = ("code_settings", tuple(sorted(env.items())), argv)
-    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, False, argv))
+    return job.memo(key, lambda: _scan_repo(job, dict(env), _can_report, False, argv))
 
 
 def step_argv(job: Any, script: Any) -> Optional[tuple]:
@@ -248,7 +264,8 @@ def _config_index(job: Any) -> dict:
 def _arg_options(job: Any) -> dict:
     """dest → [ArgOption] for every add_argument(...) in the job's code."""
     out: dict = {}
-    for path, tree in trees_mentioning(job, b"add_argument"):
+    for path, tree in job.memo("code_parser_trees", lambda: trees_naming(
+            job, raw_texts(job), lambda w: b"add_argument" in w)):
         rel = job.rel(path)
         abbrev = _allow_abbrev(tree)
         for n in nodes(tree):
@@ -308,7 +325,7 @@ def repo_code(job: Any, env: Mapping[str, str]) -> CodeSettings:
     if judges_all(job):   # what the checks judge is all of the code already
         return code_settings(job, env)
     key = ("repo_code", tuple(sorted(env.items())))
-    return job.memo(key, lambda: _scan_repo(job, dict(env), MENTIONS, True))
+    return job.memo(key, lambda: _scan_repo(job, dict(env), _can_report, True))
 
 
 def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
@@ -318,15 +335,18 @@ def repo_loaders(job: Any, env: Mapping[str, str]) -> tuple:
     if judges_all(job):
         return code_settings(job, env).loaders
     key = ("repo_loaders", tuple(sorted(env.items())))
-    return job.memo(key, lambda: _scan_repo(job, dict(env), (b"DataLoader",), True).loaders)
+    return job.memo(key, lambda: _scan_repo(job, dict(env), _loaders_only, True).loaders)
 
 
-def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool,
+def _scan_repo(job: Any, env: dict, mentions: Any, whole: bool,
                argv: Optional[tuple] = None) -> CodeSettings:
+    """`mentions(words)`: whether a module with these identifiers can hold what is read."""
     parts: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles", "env_sets")}
     reads: set = set()
     scans = job.memo("code_scans", dict)
-    for path, tree in trees_mentioning(job, *mentions, whole=whole):
+    trees = job.memo(("code_trees", mentions, whole),
+                     lambda: trees_naming(job, raw_texts(job, whole), mentions, whole))
+    for path, tree in trees:
         # a module's reading depends only on the variables it names: scripts whose
         # environments differ elsewhere share it
         text = text_of(job, path, whole)
@@ -335,8 +355,11 @@ def _scan_repo(job: Any, env: dict, mentions: tuple, whole: bool,
         key = (str(path), used, argv)
         found = scans.get(key)
         if found is None:
-            found = scans.setdefault(key, _Module(tree, job.rel(path), env,
-                                                  _inputs(job, argv)).scan())
+            # the walk (scopes, bindings, calls) reads neither the environment nor the
+            # step's arguments: made once per module, evaluated once per (env, argv)
+            walked = job.memo(("code_walk", str(path)),
+                              lambda t=tree, p=path: _Module(t, job.rel(p)).walked())
+            found = scans.setdefault(key, walked.evaluate(env, _inputs(job, argv)))
         for k in parts:
             parts[k] += found[k]
         reads |= found["env_reads"]
@@ -403,9 +426,9 @@ def _env_call(node: ast.Call) -> Optional[str]:
 class _Module:
     """One module's walk: scopes first, then every call evaluated in its scope."""
 
-    def __init__(self, tree: ast.Module, rel: str, env: dict,
+    def __init__(self, tree: ast.Module, rel: str, env: Optional[dict] = None,
                  inputs: Optional["Inputs"] = None):
-        self.tree, self.rel, self.env = tree, rel, env
+        self.tree, self.rel, self.env = tree, rel, env or {}
         self.inputs = inputs or Inputs()
         self.attrs: dict = {}          # (class, attr) → [(expr or None, scope, line)]
         self.functions: dict = {}      # module-level def name → [(FunctionDef, its scope)]
@@ -421,10 +444,26 @@ class _Module:
                    for n in nodes(self.tree))
 
     def scan(self) -> dict:
+        return self.walked().evaluate(self.env, self.inputs)
+
+    def walked(self) -> "_Module":
+        """The module after its walk: scopes, bindings and calls, which no environment
+        or argument changes."""
+        self._loose: dict = {}
         self._walk(self.tree.body, _Scope(None), ())
+        del self._loose
+        return self
+
+    def evaluate(self, env: dict, inputs: "Inputs") -> dict:
+        """What the walked module's calls set under `env` and the step's `inputs`: the
+        walk's own findings, then each call evaluated in its scope (a copy: the walk is
+        shared by every environment)."""
+        run = copy.copy(self)
+        run.env, run.inputs = env, inputs
+        run.out = {k: (set(v) if isinstance(v, set) else list(v)) for k, v in self.out.items()}
         for call, scope, conds in self.calls:
-            self._call(call, scope, conds)
-        return self.out
+            run._call(call, scope, conds)
+        return run.out
 
     # -- the walk: bindings, dict mutations, calls with the ifs around them
     def _walk(self, stmts: list, scope: _Scope, conds: tuple,
@@ -488,12 +527,33 @@ class _Module:
             for t in st.targets:
                 if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
                     scope.dict_opaque.add(t.value.id)
-        # (walk: ast.walk's nodes in its order, a third faster: every statement is read)
-        for node in walk(st):   # loop, with and walrus targets: not one plain value
-            for t in _loose_targets(node):
-                for n in walk(t):
-                    if isinstance(n, ast.Name):
-                        scope.bind(n.id, None)
+        for name in self._loose_names(st):   # loop, with and walrus targets anywhere in
+            scope.bind(name, None)            # st: not one plain value
+
+    def _loose_names(self, node: ast.AST) -> list:
+        """The names of every loop, with and walrus target in `node`'s subtree (nested
+        functions' too). A statement's inner statements were walked before it, so each
+        subtree is read once (binding to None twice is binding it once) instead of once
+        per enclosing statement."""
+        memo = self._loose
+        got = memo.get(id(node))
+        if got is not None:
+            return got
+        out: list = []
+        for t in _loose_targets(node):
+            out += [n.id for n in walk(t) if isinstance(n, ast.Name)]
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                out += self._loose_names(child)
+                continue
+            # an expression holds no statement: walked without recursion (a chain of
+            # 5,000 `+` is 5,000 levels deep)
+            for n in walk(child):
+                for t in _loose_targets(n):
+                    out += [x.id for x in walk(t) if isinstance(x, ast.Name)]
+        if isinstance(node, ast.stmt):
+            memo[id(node)] = out
+        return out
 
     def _target(self, t: ast.expr, value: Optional[ast.expr], scope: _Scope, conds: tuple,
                 st: ast.stmt) -> None:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import ast
 import gc
+import io
 import os
 import re
 import stat
+import tokenize
+import unicodedata
 from collections import deque
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -83,8 +86,45 @@ def _tree(job, path: Path, text: Optional[bytes]) -> Optional[ast.AST]:
     return cache.setdefault(key, tree)
 
 
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def spelled(text: bytes) -> Optional[bytes]:
+    """The text with its identifiers spelled as Python reads them: NFKC-normalised
+    (PEP 3131: `ｂarrier` is the name barrier) where it holds a non-ASCII byte, in its
+    declared encoding; None where that cannot be read."""
+    if text.isascii():
+        return text
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(text).readline)
+        return unicodedata.normalize("NFKC", text.decode(enc)).encode("utf-8")
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return None
+
+
+def identifier_sets(job, texts: list, whole: bool = False) -> list:
+    """Each of `texts`' (raw_texts(job, whole)'s) set of identifiers, as bytes, read as
+    Python reads them (spelled) and once per run; None for a text that cannot be read so
+    (a reader then keeps it whatever it names). Words in strings and comments count too:
+    a pre-filter on them keeps more, never less. Reading them costs about a tenth of a
+    parse, so a code check asks which modules can name what its findings need before it
+    parses any (tests/test_speed_parse.py proves each such filter keeps every finding)."""
+    def read() -> list:
+        return [set(_IDENT.findall(t)) if (t := spelled(text)) is not None else None
+                for _, text in texts]
+    return job.memo(("identifier_sets", whole), read)
+
+
+def trees_naming(job, texts: list, keep: Any, whole: bool = False) -> list:
+    """[(Path, AST)] of `texts` (raw_texts(job, whole), in its order) whose identifiers
+    `keep(words)` accepts, or that cannot be read as identifiers: only those are parsed."""
+    words = identifier_sets(job, texts, whole)
+    return [(Path(p), t) for (p, text), w in zip(texts, words)
+            if (w is None or keep(w)) and (t := _tree(job, p, text)) is not None]
+
+
 def nodes(tree: ast.AST) -> list:
-    """Every node of a module's tree, in ast.walk's order, listed once per tree: several
+    """Every node of a module's tree, in walk's order, listed once per tree: several
     checks walk every module the job runs, and a list iterates ten times faster than
     ast.walk does. For trees the run keeps (the cache's); a subtree is walked as usual."""
     found = getattr(tree, "_doctor_nodes", None)
@@ -94,14 +134,31 @@ def nodes(tree: ast.AST) -> list:
     return found
 
 
+# Fields that hold only shared leaf singletons: an expression's context (Load, Store,
+# Del) and an operator (Add, Not, Eq, ...). No reader looks for them as nodes (they are
+# read through their parent: `.ctx`, `.op`, `.ops`), and they are a third of a module's
+# nodes: walk leaves them out.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops"})
+_FIELDS: dict = {}   # node type → its fields less _LEAF_FIELDS
+
+
+def _fields(kind: type) -> tuple:
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)  # type: ignore[attr-defined]
+    return names
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk, node for node in the same order, without its two generators per node
-    (a third faster: it lists every module the checks read)."""
+    """ast.walk, node for node in the same order, less the contexts and operators
+    (_LEAF_FIELDS), and without its two generators per node (it lists every module the
+    checks read)."""
     todo = deque([node])
-    pop, push, AST = todo.popleft, todo.append, ast.AST
+    pop, push, AST, fields = todo.popleft, todo.append, ast.AST, _FIELDS
     while todo:
         node = pop()
-        for name in node._fields:
+        names = fields.get(type(node)) or _fields(type(node))
+        for name in names:
             try:
                 value = getattr(node, name)
             except AttributeError:    # ast.iter_fields skips a field the node lacks
