@@ -6,7 +6,8 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Skip, check
 from doctor.job.context import Job
-from doctor.memory.child import OPTIMIZERS, PRECISIONS   # (no torch at import)
+from doctor.memory.batch import said as said_batch   # (no torch at import)
+from doctor.memory.child import OPTIMIZERS, PRECISIONS
 from doctor.model import Pass, Severity
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -58,16 +59,36 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     child process, counting every storage as it is made and freed. The peak (the second
     step holds the optimizer state) is reported with its breakdown: parameters,
     gradients, optimizer state, activations, temporaries, buffers, the batch, DDP's
-    gradient buckets. The batch is the factory's `(module, batch)`, else
-    `options.gpu-memory-estimate.input_shape` or `smoke.input_shape`; the DataLoader's
-    own batch (`--data`) is not used yet. Options (`options: {gpu-memory-estimate:
-    {...}}`): `gpu_memory` (or `--gpu-memory 80GB`), `optimizer` (adamw (default), adam,
-    sgd, sgd-momentum, or MOD:FACTORY called with the parameters), `precision` (fp32,
-    bf16-autocast, fp16-autocast, bf16 weights), `parallel` (ddp (default: one more
-    gradient-sized bucket), ddp-bucket-view (`gradient_as_bucket_view=True`), none, fsdp
-    (FSDP2 over the job's ranks, with an assumed wrapping: see below)),
-    `input_shape`, `timeout_s`. The count is made for CUDA: 512-byte blocks, the
-    optimizer's `foreach` path, 1.5 inputs of workspace in a convolution's backward.
+    gradient buckets.
+
+    The batch, the first of these found: `options.gpu-memory-estimate.input_shape` (the
+    check's own option: an explicit "estimate at this shape", say to try the batch a
+    finding proposed); else the job's DataLoader, from the data smoke's factory (`--data
+    MOD:FACTORY` / `smoke.data`); else the model factory's `(module, batch)`; else
+    `smoke.input_shape` (the DDP smoke's small stand-in); else a guess from the model's
+    first layer. The finding and the `batch` fact say which, with each tensor's shape and
+    dtype ("batch from --data data:loader: 32 × 3 × 224 × 224 float32, 32 int64"). The
+    DataLoader's batch is its first, read in the estimate's own process with
+    `num_workers=0` (the same batch, no worker started: the data smoke runs the workers),
+    as rank 0 of the job's ranks on a fake process group (a `DistributedSampler` gets its
+    answer); it is then made again as fake tensors of the same shapes and dtypes. How the
+    step gives it to the model is read from the model's `forward` signature: a dict by
+    name (`model(**batch)`) when `forward` takes its keys, else whole to a `forward` of one
+    argument; a tuple whole (`model(*batch)`) when `forward` takes that many, or its
+    optional parameters are named as targets (`targets`, `labels`, `y`: nanoGPT's
+    `forward(idx, targets=None)`); `(inputs, targets)` as `model(inputs)` when `forward`
+    takes exactly one. Any other structure (a second item that could be a mask, a dict
+    whose keys `forward` does not name) is "cannot estimate", with the reason, never a
+    guess; so is a loader that fails (the data smoke says why).
+
+    Options (`options: {gpu-memory-estimate: {...}}`): `gpu_memory` (or `--gpu-memory
+    80GB`), `optimizer` (adamw (default), adam, sgd, sgd-momentum, or MOD:FACTORY called
+    with the parameters), `precision` (fp32, bf16-autocast, fp16-autocast, bf16 weights),
+    `parallel` (ddp (default: one more gradient-sized bucket), ddp-bucket-view
+    (`gradient_as_bucket_view=True`), none, fsdp (FSDP2 over the job's ranks, with an
+    assumed wrapping: see below)), `input_shape`, `timeout_s`. The count is made for CUDA:
+    512-byte blocks, the optimizer's `foreach` path, 1.5 inputs of workspace in a
+    convolution's backward.
 
     The target GPU's memory comes from `--gpu-memory`, else the site profile's
     `gpu_memory` of the job's `--partition` (LUMI-G: 64 GiB per MI250X GCD), else the
@@ -133,12 +154,16 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
         raise Skip("no model factory: pass --model MOD:FACTORY or set smoke.model (the "
                    "estimate needs the job's model)")
     target = judge.target_memory(job, gpu_memory)
-    shape = input_shape or job.settings.smoke.get("input_shape")
+    data = str(job.data) if job.data else None
+    named = "smoke.data" if data and job.settings.smoke.get("data") == data else "--data"
     job.say(f"gpu-memory-estimate: {job.model}, {precision}, {optimizer}, {parallel}")
     # the job's ranks in all (NCCL's buffers are part of the margin when there is more than
     # one; FSDP2 shards over them)
     ranks = ((job.ranks_per_node().value or 1) * (job.nodes() or 1)) if parallel != "none" else 1
-    spec = judge.spec_for(job, {"input_shape": shape, "optimizer": optimizer,
+    spec = judge.spec_for(job, {"input_shape": input_shape, "data": data,
+                                "data_label": f"{named} {data}" if data else None,
+                                "smoke_input_shape": job.settings.smoke.get("input_shape"),
+                                "optimizer": optimizer,
                                 "precision": precision, "parallel": parallel,
                                 "world_size": ranks})
     out: dict = judge.run_child(job, spec, float(timeout_s))
@@ -146,6 +171,8 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
                    "parallel": parallel, "target": "cuda"}
     if parallel == "fsdp":
         facts.update(world_size=ranks, fsdp_wrap=FSDP_ASSUMED)
+    if out.get("batch"):   # where the batch came from, its tensors, how the step took it
+        facts["batch"] = out["batch"]
     if not out.get("ok"):
         facts.update(verdict="cannot estimate", reason=out.get("reason"),
                      kind=out.get("kind"))
@@ -171,7 +198,8 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
                  margin_source=judge.MARGIN_SOURCE, parameters=out.get("parameters"),
                  batch_size=out.get("batch_size"), seconds_s=out.get("seconds_s"))
     said = (f"{job.model}: peak {judge.human(peak)} per rank in a training step "
-            f"({precision}, {optimizer}, {parallel}; {judge.describe(parts)})")
+            f"({precision}, {optimizer}, {parallel}; {judge.describe(parts)}; "
+            f"{said_batch(out.get('batch'))})")
     if parallel == "fsdp":
         said += f"; sharded over {ranks} ranks, {FSDP_ASSUMED}"
     if target is None:

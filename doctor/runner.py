@@ -309,7 +309,8 @@ def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (
         from doctor.smoke.factory import check_factory
 
         check_factory(job)   # a typo'd --model is exit 2 now, not a smoke failure later
-    if job.data and any(s.id == "data-smoke" and s.id not in waived for s in chosen):
+    if job.data and any(s.id in ("data-smoke", "gpu-memory-estimate") and s.id not in waived
+                        for s in chosen):   # (the estimate reads the loader's first batch)
         from doctor.smoke.factory import check_factory
 
         check_factory(job, job.data, "--data", "smoke.data")

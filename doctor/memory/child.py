@@ -3,7 +3,9 @@ child process of its own (the model factory is user code, and a fake CUDA tensor
 CPU-only torch aborts the process). It prints one JSON line: the estimate, or why there is
 none (`cannot`: the reason, the kind, the user's file:line).
 
-SPEC: model (MOD:FACTORY), input_shape, optimizer (adamw, adam, sgd, sgd-momentum or
+SPEC: model (MOD:FACTORY), input_shape (the check's own option), data (the `--data`
+MOD:FACTORY of the data smoke), data_label (how the user named it), smoke_input_shape,
+optimizer (adamw, adam, sgd, sgd-momentum or
 MOD:FACTORY taking the parameters), precision (fp32, bf16-autocast, fp16-autocast, bf16),
 parallel (none, ddp, ddp-bucket-view, fsdp: FSDP2 as doctor.memory.fake.fsdp_wrap
 assumes it, over world_size ranks), target (cuda, cpu), repo.
@@ -61,8 +63,15 @@ def classify(exc: BaseException) -> tuple:
     """(kind, reason) of an exception that stopped the estimate."""
     from torch._subclasses import fake_tensor as ft
 
+    from doctor.memory.batch import CannotFeed
+
     name = type(exc).__name__
     text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else name
+    if isinstance(exc, CannotFeed):
+        return "batch-structure", f"the DataLoader's batch cannot be fed to the model: {exc}"
+    if getattr(exc, "doctor_kind", None) == "data":   # raised by the --data factory
+        return "data", (f"the first batch of the --data DataLoader could not be read "
+                        f"({name}: {text}); the data-smoke check runs it and says why")
     data_dep = tuple(getattr(ft, n) for n in ("DataDependentOutputException",
                                               "DynamicOutputShapeException") if hasattr(ft, n))
     if isinstance(exc, data_dep) or "data-dependent" in str(exc).lower() \
@@ -83,15 +92,24 @@ def main() -> int:
     out: dict = {}
     try:
         import torch
+        from torch.utils._pytree import tree_map
 
+        from doctor.memory.batch import choose, first_batch, shapes_of
         from doctor.memory.fake import fsdp_shard, run_steps
-        from doctor.smoke.userfn import call, guess_input, load_factory, loss_of
+        from doctor.smoke.userfn import load_factory, loss_of
 
         out["import_s"] = round(time.time() - T0, 3)
         torch.set_num_threads(1)
         target = spec.get("target", "cuda")
         precision = spec.get("precision", "fp32")
-        shape = spec.get("input_shape")
+        real = None   # the job's DataLoader batch, unless the check's option overrides it
+        if spec.get("data") and not spec.get("input_shape"):
+            try:
+                real = first_batch(torch, spec["data"], int(spec.get("world_size") or 1))
+            except BaseException as exc:
+                exc.doctor_kind = "data"   # type: ignore[attr-defined]
+                raise
+        feed: dict = {}
 
         def build():
             made = load_factory(spec["model"])()
@@ -102,20 +120,21 @@ def main() -> int:
                                 "(or (module, batch))")
             if precision == "bf16":
                 module = module.to(torch.bfloat16)
-            return module, batch
+            # a batch that takes precedence (batch.choose): the factory's is not made
+            return module, None if spec.get("input_shape") or real is not None else batch
 
         def make_batch(module, batch):
-            if batch is None:
-                gen = torch.Generator().manual_seed(0)
-                batch = torch.randn(*shape, generator=gen) if shape else \
-                    guess_input(torch, module, gen)
-            if precision == "bf16" and isinstance(batch, torch.Tensor) \
-                    and batch.is_floating_point():
-                batch = batch.to(torch.bfloat16)
+            gen = torch.Generator().manual_seed(0)
+            batch, source, how, feed["call"] = choose(torch, spec, module, batch, real, gen)
+            if precision == "bf16":
+                batch = tree_map(lambda t: t.to(torch.bfloat16)
+                                 if isinstance(t, torch.Tensor) and t.is_floating_point()
+                                 else t, batch)
+            out["batch"] = {"source": source, "fed": how, "tensors": shapes_of(torch, batch)}
             return batch
 
         amp = {"bf16-autocast": torch.bfloat16, "fp16-autocast": torch.float16}.get(precision)
-        res = run_steps(build, lambda m, b: loss_of(torch, call(m, b)),
+        res = run_steps(build, lambda m, b: loss_of(torch, feed["call"](m, b)),
                         make_optimizer(torch, spec.get("optimizer") or "adamw", target),
                         autocast=amp, round_to=512 if target == "cuda" else 0,
                         make_batch=make_batch, ddp=spec.get("parallel") == "ddp",
@@ -131,6 +150,8 @@ def main() -> int:
             kind, reason = classify(exc)
         except Exception:   # torch itself failed to import
             kind, reason = "exception", f"{type(exc).__name__}: {exc}"[:400]
+        if out.get("batch") and kind in ("exception", "device"):   # how the step was fed
+            reason += f" (batch from {out['batch']['source']}, fed as {out['batch']['fed']})"
         out.update(ok=False, kind=kind, reason=reason, frame=user_frame(tb, repo),
                    text="".join(tb.format())[-4000:])
     out["seconds_s"] = round(time.time() - T0, 3)
