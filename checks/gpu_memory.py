@@ -39,6 +39,26 @@ def _validate(name: str, value: object) -> Optional[str]:
     return None
 
 
+def _cannot_fix(out: dict, parallel: str) -> str:
+    """The fix of a "cannot estimate", by what stopped it."""
+    kind = out.get("kind")
+    fed = (out.get("batch") or {}).get("fed")
+    if kind == "data":
+        return ("fix the DataLoader factory (the data-smoke check says why), or give the batch's "
+                "shape in options.gpu-memory-estimate.input_shape")
+    if kind == "batch-structure" or (kind == "exception" and fed and out["batch"]["source"]
+                                     .startswith(("--data", "smoke.data"))):
+        return ("let the model's forward take the batch as the DataLoader yields it (a dict's "
+                "keys as its parameter names; (inputs, targets) with one input), or give a float "
+                "input's shape in options.gpu-memory-estimate.input_shape")
+    if parallel == "fsdp":
+        return ("estimate the job without sharding (parallel: ddp) for an upper bound of the "
+                "model states, or waive gpu-memory-estimate")
+    return ("make the step's shapes independent of tensor values, give custom ops a fake kernel "
+            "(torch.library.register_fake), and take the device from the caller instead of "
+            "hard-coding cuda; or set options.gpu-memory-estimate to skip it")
+
+
 def _timeout(job: Job) -> float:
     opts = job.settings.options.get("gpu-memory-estimate", {})
     return float(opts.get("timeout_s") or DEFAULT_TIMEOUT_S) + 15.0
@@ -182,13 +202,7 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
         yield Finding(f"cannot estimate the peak GPU memory of {job.model}{where}: "
                       f"{out.get('reason')}", severity=Severity.WARNING,
                       location=Location(frame[0], frame[1]) if frame else None,
-                      fix=("estimate the job without sharding (parallel: ddp) for an upper "
-                           "bound of the model states, or waive gpu-memory-estimate"
-                           if parallel == "fsdp" else
-                           "make the step's shapes independent of tensor values, give custom "
-                           "ops a fake kernel (torch.library.register_fake), and take the "
-                           "device from the caller instead of hard-coding cuda; or set "
-                           "options.gpu-memory-estimate to skip it"),
+                      fix=_cannot_fix(out, parallel),
                       data={"kind": out.get("kind")})
         return
     peak = int(out["peak_bytes"])

@@ -221,6 +221,8 @@ def test_batch_structures(tmp_path, model, data, fed, reason):
     (f,) = res["findings"]
     assert f["severity"] == "warning" and facts["verdict"] == "cannot estimate"
     assert reason in f["message"], f["message"]
+    assert ("the data-smoke check says why" if data == "broken" else
+            "let the model's forward take the batch as the DataLoader yields it") in f["fix"]
     if data == "broken":
         assert facts["kind"] == "data"
         line = next(i for i, text in enumerate(HF.splitlines(), 1) if "raise OSError" in text)
