@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
@@ -14,7 +15,7 @@ from doctor.job import flow
 from doctor.job.flow import Flow, Target, Uniform, logic_only, module_names
 from doctor.job.ranks import (constant_on_every_rank, membership, rank_conditional,
                               same_on_every_rank, value_on_rank)
-from doctor.job.pyread import identifier_sets
+from doctor.job.pyread import identifier_sets, spelled
 from doctor.job.sources import (_tree as parsed, dotted, nodes, raw_texts, source_path, tree_of,
                                  walk)
 
@@ -286,7 +287,8 @@ def _candidates(job: Job) -> list:
     keep: set = set()
     for (path, text), w in zip(texts, words):
         if w is None or (b"distributed" in w and any(
-                n in COLLECTIVES_B or n.startswith(PREFIXES_B) for n in w)):
+                n in COLLECTIVES_B or n.startswith(PREFIXES_B) for n in w)
+                and _may_call_collective(text)):
             tree = parsed(job, path, text)
             if not isinstance(tree, ast.Module):
                 continue
@@ -318,6 +320,22 @@ def _candidates(job: Job) -> list:
         keep |= {os.path.normpath(src)} if src is not None else set()
     return [(Path(p), t) for p, _ in texts if os.path.normpath(p) in keep
             and (t := tree_of(job, p)) is not None]
+
+
+# A collective's name called (`all_reduce(`, `dist.barrier (`, across a `\` or, inside
+# brackets, a line break or a comment), or imported under another name (`from
+# torch.distributed import all_reduce as ar`, whose calls then name only `ar`).
+_COLLECTIVE_USE = re.compile(
+    rb"(?<![A-Za-z0-9_])(?:" + b"|".join(sorted(COLLECTIVES_B)) + b"|" +
+    b"|".join(PREFIXES_B) + rb")[A-Za-z0-9_]*(?:\s|\\|#[^\n]*)*(?:\(|as(?![A-Za-z0-9_]))")
+
+
+def _may_call_collective(text: bytes) -> bool:
+    """Whether the module can call a collective (Module.collective): its name then
+    stands before a `(`, or in an import `as` (names spelled as Python reads them; a
+    text that cannot be read so is kept)."""
+    words = spelled(text)
+    return words is None or _COLLECTIVE_USE.search(words) is not None
 
 
 def _aliases(tree: ast.Module, funcs: set, words: Optional[set]) -> set:

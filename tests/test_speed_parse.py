@@ -15,15 +15,20 @@ is compared here with what it replaced.
 from __future__ import annotations
 
 import ast
+import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 
+import doctor.checks.collectives as collectives
 import doctor.checks.torch_api as torch_api
 import doctor.job.code as code
 from doctor.job import pyread
 from doctor.job.context import Job
+from doctor.registry import get
+from doctor.runner import run_checks
 from harness import FIXTURES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,3 +201,67 @@ def test_code_model_walk_shared_by_environments_is_a_fresh_scan():
                 want = {x.id for n in ast.walk(st) for t in code._loose_targets(n)
                         for x in ast.walk(t) if isinstance(x, ast.Name)}
                 assert set(m._loose_names(st)) == want, (path, st.lineno)
+
+
+# ---- reading the bytes -------------------------------------------------------------
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+ODD_TEXTS = [
+    b"x = 1e5 + 0x1f + 3j\ny = [0for _ in z]\n# 12abc_d\n",   # words after digits
+    b"import a, \\\nimport b\nfrom c import (d,\n    e)\nimport f; import g\n",
+    b"s = 'import x'\n  from . import y  # z\nfrom .. x import w\nimportlib.import_module('q')\n",
+    b"\xc3\xa9t\xc3\xa9 = 1\nimport torch\n",
+    b"", b"import", b"\nimport os",
+]
+
+
+def _texts() -> list:
+    paths = sorted((ROOT / "doctor").rglob("*.py")) + sorted((ROOT / "checks").glob("*.py"))
+    paths += sorted((ROOT / "tests" / "data").rglob("*.py")) + sorted(FIXTURES.rglob("*.py"))
+    return [p.read_bytes() for p in paths] + ODD_TEXTS
+
+
+def test_words_of_is_the_identifier_regex():
+    for text in _texts():
+        assert pyread.words_of(text) == set(_IDENT.findall(text)), text[:200]
+
+
+def test_imports_read_at_line_starts_are_finditer():
+    """pyread._imports tries _IMPORT only at the lines holding `import`: the same matches
+    as _IMPORT.finditer, none inside another (a `\\` continuation's next line)."""
+    for text in _texts():
+        text = text.replace(b";", b"\n")
+        assert [m.span() for m in pyread._imports(text)] == \
+            [m.span() for m in pyread._IMPORT.finditer(text)], text[:200]
+
+
+# ---- collective-on-error-path: the call pre-check ------------------------------------
+CALLS = {
+    # the collective imported under another name: its calls name only `ar`
+    "alias_import.py": "from torch.distributed import all_reduce as ar\n\n\ndef train(t):\n"
+                       "    try:\n        work()\n    except Exception:\n        ar(t)\n",
+    # the name and its `(` apart: a `\\`, and inside brackets a comment and a line break
+    "split_call.py": "import torch.distributed as dist\n\n\ndef train(t):\n    try:\n"
+                     "        work()\n    except Exception:\n        x = [dist.barrier  # why\n"
+                     "             ()]\n        dist.all_reduce \\\n            (t)\n",
+    # names distributed and all_reduce but calls none: never parsed
+    "mentions.py": "import torch.distributed\n# all_reduce happens elsewhere\nX = 'all_reduce'\n",
+}
+
+
+def _collective_findings(repo: Path) -> tuple:
+    job = Job(repo, env={}, static=True)
+    (res,) = run_checks(job, [get("collective-on-error-path")]).doc()["results"]
+    return sorted(json.dumps(f, sort_keys=True) for f in res["findings"]), job
+
+
+def test_collectives_call_precheck_keeps_every_caller(tmp_path, monkeypatch):
+    repo = _write(tmp_path, CALLS)
+    found, job = _collective_findings(repo)
+    with monkeypatch.context() as m:
+        m.setattr(collectives, "_may_call_collective", lambda _text: True)
+        every, _ = _collective_findings(repo)
+    assert found == every
+    lines = {(json.loads(f)["location"]["path"], json.loads(f)["location"]["line"])
+             for f in found}
+    assert lines == {("alias_import.py", 8), ("split_call.py", 8), ("split_call.py", 10)}, found
+    assert os.path.normpath(repo / "mentions.py") not in _parsed(job)

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 from doctor.job.sources import dotted, nodes, raw_texts, source_path, tree_of, walk
 
@@ -28,17 +28,24 @@ NORETURN_TYPES = ("NoReturn", "Never")
 
 
 # ---- exit calls ----------------------------------------------------------------------
-def statements(tree: ast.AST) -> Iterator[ast.stmt]:
+def statements(tree: ast.AST) -> list:
     """Every statement, nested ones too, without walking expressions (cheap: imports and
-    assignments are statements)."""
+    assignments are statements). A module's list is made once (four readers ask for it)."""
+    found = getattr(tree, "_doctor_statements", None)
+    if found is not None:
+        return found
+    found = []
     todo = list(getattr(tree, "body", []))
     while todo:
         st = todo.pop()
-        yield st
+        found.append(st)
         for name in ("body", "orelse", "finalbody", "handlers", "cases"):
             for child in getattr(st, name, None) or ():
                 todo += getattr(child, "body", []) if not isinstance(child, ast.stmt) \
                     else [child]
+    if isinstance(tree, ast.Module):
+        tree._doctor_statements = found  # type: ignore[attr-defined]  # not a field: walk skips it
+    return found
 
 
 def import_aliases(tree: ast.Module) -> dict:
