@@ -176,3 +176,24 @@ def test_untracked_core_found_from_the_job_models_one_listing(tmp_path):
     others = [c for c in log.read_text().splitlines()
               if " ls-files -z --others --exclude-standard " in f" {c} "]
     assert len(others) == 1, others
+
+
+def test_a_git_without_rev_list_filter_finds_the_same(tmp_path):
+    """git before 2.16 has no `rev-list --filter` (it dies: "unrecognized argument"):
+    the history is then walked and sized whole, as before, with the same findings."""
+    repo = history_repo(tmp_path / "r")
+    git(repo, "gc", "-q", "--aggressive")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bin_dir / "git").write_text(
+        '#!/bin/sh\nfor a in "$@"; do case "$a" in --filter=*)\n'
+        '  echo "fatal: unrecognized argument: $a" >&2; exit 128;; esac; done\n'
+        f'exec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
+                      "git-tracked-core-file,git-large-file", "--format", "json",
+                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    got = {r["id"]: sorted((f["data"]["path"], f["data"]["where"], f["data"]["size"])
+                           for f in r["findings"]) for r in json.loads(proc.stdout)["results"]}
+    assert got == EXPECTED, proc.stdout[-2000:]

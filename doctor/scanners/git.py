@@ -30,6 +30,9 @@ CORE_NAME = re.compile(r"^(core(\..+)?|vgcore\.\d+)$")
 # line, or a loop over the lines, took 80-110 ms.
 _CORE_END = re.compile(rb"core(?:\.[^\n/]+)?$", re.M)
 _OMITTED_LINE = re.compile(rb"\n~([0-9a-f]{40,64})(?=\n|$)")
+# what a rev-list says of an option it lacks (--filter: git 2.16): usage, or, before
+# git 2.2x, "unrecognized argument"
+_NO_FILTER = re.compile(r"usage: git rev-list|unrecognized argument: --filter")
 HEADER_BYTES = 20
 CANDIDATE_SIZE = 1 << 20   # blobs this large get their header read even without a core name
 MAX_HEADER_READS = 400
@@ -339,7 +342,9 @@ class GitRepo:
         said = res.stdout.splitlines()
         self.prefix = said[1] if len(said) > 1 else ""
         # the object directory (relative to root), which blob_heads reads (gitpack)
-        self.objects = os.path.join(root, said[2]) if len(said) > 2 and said[2] else None
+        # (a git before 2.5 echoes the --git-path it does not know: no such directory)
+        self.objects = os.path.join(root, said[2]) if len(said) == 3 and \
+            os.path.isdir(os.path.join(root, said[2])) else None
         self._memo: dict = {}
         self._lock = threading.Lock()
 
@@ -513,9 +518,16 @@ class GitRepo:
         args = self._walk_args()
         if args is None:
             return []
-        out = _walk(git_argv(self.root, "rev-list", "--objects",
-                             f"--filter=blob:limit={max(1, large)}",
-                             "--filter-print-omitted", *args), self.timeout)
+        try:
+            out = _walk(git_argv(self.root, "rev-list", "--objects",
+                                 f"--filter=blob:limit={max(1, large)}",
+                                 "--filter-print-omitted", *args), self.timeout)
+        except GitError as exc:
+            if not _NO_FILTER.search(str(exc)):
+                raise
+            # a git before 2.16 has no --filter: every object named and sized, as before
+            return [(path, oid, size) for path, oid, size in self._sized(self._names_only())
+                    if size >= large or core_name_hint(path)]
         paths: dict = {}
         for m in _CORE_END.finditer(out):
             start = m.start()
@@ -530,6 +542,11 @@ class GitRepo:
                 paths[oid.decode("ascii", "replace")] = name
         for m in _OMITTED_LINE.finditer(b"\n" + out):
             paths.setdefault(m.group(1).decode("ascii"), None)
+        return self._sized(paths)
+
+    def _sized(self, paths: dict) -> list:
+        """[(path, oid, size)] of the blobs among `paths` (oid -> path or None), in its
+        order; GitError when one is missing (not in a partial clone)."""
         if not paths:
             return []
         res = checked(self.git("cat-file", "--batch-check=%(objecttype) %(objectname) "
@@ -562,16 +579,23 @@ class GitRepo:
 
     def _names(self) -> dict:
         """oid -> (its place in the walk, the path it is first met at)."""
+        return {oid: (i, path) for i, (oid, path) in enumerate(self._names_only().items())}
+
+    def _names_only(self) -> dict:
+        """oid -> the path the unfiltered walk first meets it at, in the walk's order.
+        Walked once: its callers run under _once's lock (which they hold already)."""
+        if "history walk" in self._memo:
+            return self._memo["history walk"]
         args = self._walk_args()
-        if args is None:
-            return {}
-        out = _walk(git_argv(self.root, "rev-list", "--objects", *args), self.timeout)
         found: dict = {}
-        for line in out.split(b"\n"):
-            oid, _, path = line.partition(b" ")
-            if path:
-                found[oid.decode("ascii", "replace")] = \
-                    (len(found), path.decode("utf-8", "surrogateescape"))
+        if args is not None:
+            out = _walk(git_argv(self.root, "rev-list", "--objects", *args), self.timeout)
+            for line in out.split(b"\n"):
+                oid, _, path = line.partition(b" ")
+                if path:
+                    found[oid.decode("ascii", "replace")] = \
+                        path.decode("utf-8", "surrogateescape")
+        self._memo["history walk"] = found
         return found
 
     def added_in(self, paths: Iterable[str]) -> dict:
