@@ -19,6 +19,7 @@ from typing import Optional
 
 OBJ_BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
 MAX_CHAIN = 64          # git's own pack.depth limit is 4095; a longer chain goes to git
+MAX_PREFIX = 64 << 20   # a delta that copies from further into its base goes to git too
 CHUNK = 16 * 1024
 
 
@@ -139,7 +140,7 @@ class Store:
         memo = self._memo.get(key)
         if memo is not None and (len(memo[1]) >= want or memo[2]):
             return memo[0], memo[1]
-        if depth > MAX_CHAIN:
+        if depth > MAX_CHAIN or want > MAX_PREFIX:
             raise _Bad("delta chain")
         fh = self._file(pack)
         fh.seek(offset)
