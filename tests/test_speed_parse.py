@@ -167,7 +167,21 @@ def _sample_trees() -> list:
     paths = sorted((ROOT / "doctor").rglob("*.py")) + sorted((ROOT / "checks").glob("*.py"))
     paths += sorted(p for c in (*CODE_CHECKS, "collective-on-error-path", "torch-api-mismatch")
                     for p in (FIXTURES / c).rglob("*.py"))
-    return [(p, ast.parse(p.read_bytes())) for p in paths]
+    crafted = [(Path("walrus.py"), ast.parse(WALRUS))]
+    return crafted + [(p, ast.parse(p.read_bytes())) for p in paths]
+
+
+# a walrus rebinds n: num_workers is then not the one plain value 4
+WALRUS = """import os
+from torch.utils.data import DataLoader
+def make(ds):
+    n = 4
+    m = (n := int(os.environ["W"]))
+    for i in range(2):
+        with open(f"{i}") as fh:
+            k = 1
+    return DataLoader(ds, num_workers=n, prefetch_factor=k)
+"""
 
 
 _LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop)
@@ -189,13 +203,14 @@ def test_code_model_walk_shared_by_environments_is_a_fresh_scan():
         walked = code._Module(tree, path.name).walked()
         for env, given in envs:
             fresh = code._Module(tree, path.name, env, given)
-            fresh._loose = {}
+            fresh._loose, fresh._walrus = {}, True   # every expression walked
             fresh._walk(tree.body, code._Scope(None), ())
             for call, scope, conds in fresh.calls:
                 fresh._call(call, scope, conds)
             assert repr(walked.evaluate(env, given)) == repr(fresh.out), path
         m = code._Module(tree, path.name)
         m._loose = {}
+        m._walrus = any(isinstance(n, ast.NamedExpr) for n in ast.walk(tree))
         for st in ast.walk(tree):
             if isinstance(st, ast.stmt):
                 want = {x.id for n in ast.walk(st) for t in code._loose_targets(n)
@@ -265,3 +280,23 @@ def test_collectives_call_precheck_keeps_every_caller(tmp_path, monkeypatch):
              for f in found}
     assert lines == {("alias_import.py", 8), ("split_call.py", 8), ("split_call.py", 10)}, found
     assert os.path.normpath(repo / "mentions.py") not in _parsed(job)
+
+
+def test_the_collector_runs_again_after_every_parse():
+    """_parse_text pauses the garbage collector for the parse (the trees live to the
+    run's end): it runs again afterwards, after a syntax error, and after parses from
+    many threads at once."""
+    import gc
+    import threading
+
+    assert gc.isenabled()
+    assert pyread._parse_text(b"x = (1,\n", Path("bad.py")) is None
+    assert gc.isenabled()
+    texts = [b"def f(x):\n    return [y for y in x]\n", b"if x:\n  pass\n else:\n"] * 40
+    threads = [threading.Thread(target=lambda: [pyread._parse_text(t, Path("t.py"))
+                                                for t in texts]) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert gc.isenabled()

@@ -450,8 +450,10 @@ class _Module:
         """The module after its walk: scopes, bindings and calls, which no environment
         or argument changes."""
         self._loose: dict = {}
+        # in an expression only a walrus binds (loops and withs are statements)
+        self._walrus = any(type(n) is ast.NamedExpr for n in nodes(self.tree))
         self._walk(self.tree.body, _Scope(None), ())
-        del self._loose
+        del self._loose, self._walrus
         return self
 
     def evaluate(self, env: dict, inputs: "Inputs") -> dict:
@@ -545,6 +547,8 @@ class _Module:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 out += self._loose_names(child)
+                continue
+            if not self._walrus:
                 continue
             # an expression holds no statement: walked without recursion (a chain of
             # 5,000 `+` is 5,000 levels deep)

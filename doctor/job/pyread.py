@@ -13,6 +13,7 @@ import io
 import os
 import re
 import stat
+import threading
 import tokenize
 import unicodedata
 from collections import deque
@@ -55,11 +56,24 @@ def read_source(path: Any, log: fs.Log) -> Optional[bytes]:
         os.close(fd)
 
 
+# A parse makes one object per node, and the run keeps every tree to its end: the
+# collector's passes during a parse (one per 700 new objects) free nothing, and pausing
+# them saves a tenth of the parse. Paused under a lock, so that one thread's resume can
+# never leave it paused for another's.
+_PAUSE = threading.Lock()
+
+
 def _parse_text(source: bytes, path: Path) -> Optional[ast.AST]:
-    try:
-        return pyast.parse(source, filename=str(path))
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+    with _PAUSE:
+        resume = gc.isenabled()
+        gc.disable()
+        try:
+            return pyast.parse(source, filename=str(path))
+        except (SyntaxError, ValueError, RecursionError):
+            return None
+        finally:
+            if resume:
+                gc.enable()
 
 
 def _tree_cache(job) -> dict:
