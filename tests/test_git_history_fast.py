@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -197,3 +198,23 @@ def test_a_git_without_rev_list_filter_finds_the_same(tmp_path):
     got = {r["id"]: sorted((f["data"]["path"], f["data"]["where"], f["data"]["size"])
                            for f in r["findings"]) for r in json.loads(proc.stdout)["results"]}
     assert got == EXPECTED, proc.stdout[-2000:]
+
+
+def test_pack_reader_never_blocks_on_a_fifo(tmp_path):
+    """A FIFO where a pack index or a loose object should be (a hostile .git) is not
+    opened for a blocking read: the reader leaves those objects to git, at once."""
+    objects = tmp_path / "objects"
+    (objects / "pack").mkdir(parents=True)
+    os.mkfifo(objects / "pack" / "pack-1.idx")
+    (objects / "pack" / "pack-1.pack").write_bytes(b"PACK")
+    (objects / "cd").mkdir()
+    os.mkfifo(objects / "cd" / ("cd" * 19))
+    got: list = []
+    # in a thread, so that a blocking open fails the test instead of hanging it
+    reader = threading.Thread(target=lambda: got.append(
+        Store(str(objects)).heads(["ab" * 20, "cd" * 20], 20)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert got == [{}]
+    (objects / "pack" / "pack-1.idx").unlink()   # the loose FIFO alone
+    assert Store(str(objects)).heads(["cd" * 20], 20) == {}

@@ -12,7 +12,9 @@ the caller asks git for those. The store is only read.
 """
 from __future__ import annotations
 
+import mmap
 import os
+import stat
 import struct
 import zlib
 from typing import Optional
@@ -27,6 +29,17 @@ class _Bad(Exception):
     """Something this reader does not follow: the caller asks git."""
 
 
+def _open_regular(path: str):
+    """`path` opened for reading when it is a regular file (a link to one too), else
+    _Bad: a FIFO in a repository's .git would block an open() until a writer comes, and a
+    device would never end (opened without blocking, then checked)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _Bad(f"{path} is not a regular file")
+    return os.fdopen(fd, "rb")
+
+
 class Store:
     """One repository's object directory (objects/), its packs' indexes read once."""
 
@@ -35,12 +48,16 @@ class Store:
         self._packs: Optional[list] = None   # [(idx bytes, pack path, open file or None)]
         self._memo: dict = {}                 # (pack path, offset) -> longest prefix read
         self.width = 20                       # bytes of an object name (32 under SHA-256)
+        self._maps: list = []                 # the mapped pack indexes, unmapped by close()
+        self._broken = False                  # an index it cannot read: git reads them all
 
     def close(self) -> None:
         for pack in self._packs or ():
             if pack[2] is not None:
                 pack[2].close()
-        self._packs = []
+        for m in self._maps:
+            m.close()
+        self._packs, self._maps = [], []
 
     def heads(self, oids: list, n: int) -> dict:
         """oid -> its first n bytes, for the blobs this reader can read; the rest left out."""
@@ -68,6 +85,8 @@ class Store:
         return data[:n] if kind == OBJ_BLOB else None
 
     def packs(self) -> list:
+        """The packs: [index, pack path, open pack file or None]. One whose index cannot
+        be read leaves every object to git (it may be the one that holds it)."""
         if self._packs is None:
             self._packs = []
             d = os.path.join(self.objects, "pack")
@@ -75,13 +94,20 @@ class Store:
                 names = sorted(os.listdir(d))
             except OSError:
                 names = []
-            for name in names:
-                if name.endswith(".idx") and os.path.exists(os.path.join(d, name[:-4] + ".pack")):
-                    with open(os.path.join(d, name), "rb") as fh:
-                        idx = fh.read()
-                    if idx[:8] != b"\377tOc\0\0\0\2":   # only index version 2
-                        raise _Bad("pack index version")
-                    self._packs.append([idx, os.path.join(d, name[:-4] + ".pack"), None])
+            try:
+                for name in names:
+                    pack = os.path.join(d, name[:-4] + ".pack")
+                    if name.endswith(".idx") and os.path.exists(pack):
+                        with _open_regular(os.path.join(d, name)) as fh:   # mapped: read as needed
+                            idx = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                        self._maps.append(idx)
+                        if idx[:8] != b"\377tOc\0\0\0\2":   # only index version 2
+                            raise _Bad("pack index version")
+                        self._packs.append([idx, pack, None])
+            except (OSError, ValueError, _Bad):
+                self._broken = True
+        if self._broken:
+            raise _Bad("a pack index this reader cannot read")
         return self._packs
 
     def _find(self, raw: bytes) -> Optional[tuple]:
@@ -112,8 +138,8 @@ class Store:
     def _loose(self, oid: str, n: int) -> Optional[bytes]:
         path = os.path.join(self.objects, oid[:2], oid[2:])
         try:
-            fh = open(path, "rb")
-        except OSError:
+            fh = _open_regular(path)
+        except FileNotFoundError:
             return None
         with fh:   # `blob <size>\0` and the content, one zlib stream
             z = zlib.decompressobj()
@@ -131,7 +157,7 @@ class Store:
     # ---- reading a pack entry -----------------------------------------------------
     def _file(self, pack: list):
         if pack[2] is None:
-            pack[2] = open(pack[1], "rb")
+            pack[2] = _open_regular(pack[1])
         return pack[2]
 
     def _read(self, pack: list, offset: int, want: int, depth: int) -> tuple:
