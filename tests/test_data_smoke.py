@@ -195,3 +195,26 @@ def test_static_and_no_smoke_never_run_the_factory(tmp_path):
         assert "data-smoke" not in proc.stdout
         assert not (box.repo / "src" / "loaders.py.ran").exists()
     box.assert_clean()
+
+
+
+def test_a_rank_that_fails_at_once_leaves_no_peer_stuck_in_init(tmp_path):
+    """16 ranks whose factory raises at once (DataLoader(prefetch_factor=2) without workers,
+    nothing read first): gloo's full-mesh connect returns on a rank while its peers still
+    connect to each other, so a rank that left at once broke a peer's connect ("Connection
+    closed by peer") and the others waited for that peer until the deadline: ranks missing
+    from the finding in 4 of 5 runs, a false `hang` in 1 of 5. Every rank now waits for all
+    to leave init_process_group, so each reports the loader's exception, every run."""
+    box = Sandbox("fail_prefetch_without_workers", tmp_path)
+    (box.repo / "src" / "at_once.py").write_text(
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def failing():\n"
+        "    return DataLoader(list(range(8)), num_workers=0, prefetch_factor=2)\n")
+    box.settings(data="at_once:failing", data_ranks=16, data_timeout_s=30)
+    for _ in range(2):
+        code, doc, _ = box.run()
+        result = result_of(doc, "data-smoke")
+        assert [(f["data"]["kind"], f["data"]["ranks"]) for f in result["findings"]] == \
+            [("loader-exception", list(range(16)))], result["findings"]
+        assert code == 1 and box.seconds < 20, box.seconds
+        box.assert_clean()

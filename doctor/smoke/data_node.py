@@ -39,6 +39,7 @@ SAMPLE_S = 0.05
 DUMP_WAIT_S = 0.5    # for the workers' stack dumps after SIGUSR1
 MAX_AUTO_BATCHES = 128
 MAX_SHAPES = 16      # of the first batch's tensors, for the report (the memory estimate's batch)
+JOINED_KEY = "doctor/joined"   # ranks out of init_process_group (wait_joined)
 SETTLE_S = 3.0       # after the first batch: a training step's time for the prefetch to fill
 
 
@@ -330,6 +331,18 @@ def settle(it: Any, deadline: float) -> None:
         time.sleep(SAMPLE_S)
 
 
+def wait_joined(store: Any, ranks: int, deadline: float) -> None:
+    """Return once every rank has left init_process_group. gloo's full-mesh connect returns
+    on a rank as soon as its own pairs are up, while its peers may still be connecting to
+    each other: a rank that left then (its factory raised at once) closed its sockets under
+    them, one peer failed with "Connection closed by peer" and the others waited for that
+    peer's address until the smoke's deadline (60 s, and a false `hang` on 5 of 8 ranks in
+    1 of ~5 runs of the demo on a busy node)."""
+    store.add(JOINED_KEY, 1)
+    while store.add(JOINED_KEY, 0) < ranks and time.time() < deadline - 2.0:
+        time.sleep(0.005)
+
+
 def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     out = os.open(Path(run_dir) / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(out, 1)   # the rank's and its workers' output, apart from the other ranks'
@@ -375,11 +388,13 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     import torch.distributed as dist
 
     try:   # a DistributedSampler asks the process group for the ranks, as in the job
-        dist.init_process_group("gloo", init_method=f"file://{run_dir}/pg.store",
-                                rank=rank, world_size=ranks)
+        store = dist.FileStore(f"{run_dir}/pg.store", ranks)
+        dist.init_process_group("gloo", store=store, rank=rank, world_size=ranks)
     except Exception as exc:
         emit("exception", **exc_event(exc, "init"))
         return 1
+    emit("joined")
+    wait_joined(store, ranks, deadline)
     spec = os.environ[ENV_SPEC]
     try:
         t = time.time()
