@@ -469,8 +469,7 @@ class GitRepo:
     def _unreadable(self, oids: list, named_by: str) -> None:
         """GitError when objects that the index or history names cannot be read (a missing
         or corrupt object file), unless this is a partial clone, which lacks some by design."""
-        if not oids or self.git("config", "--get", "extensions.partialClone",
-                                timeout=10).stdout.strip():
+        if not oids or self.partial_clone():
             return
         raise GitError(
             f"the repository is corrupt: git cannot read {len(oids)} object(s) that "
@@ -508,11 +507,30 @@ class GitRepo:
         # rev-list names each object once, by the first path it meets: limit the walk to
         # the scanned directory so that a blob shared with a path outside it is not lost.
         limit = ["--", "."] if self.prefix else []
+        # a partial clone lacks the blobs its filter left on the remote, by design: a walk
+        # that meets one would fetch it (no fetch is allowed: it fails instead), so it
+        # passes over them (git >= 2.17, which partial clones need anyway)
+        opts = ["--missing=allow-promisor"] if self.partial_clone() else []
         if self.scope is None:
-            return ["--all", *limit]
+            return [*opts, "--all", *limit]
         if self.scope.base is None:   # a scoped run: the commits since the merge base
             return None
-        return [f"{self.scope.base}..HEAD", *limit]
+        return [*opts, f"{self.scope.base}..HEAD", *limit]
+
+    def partial_clone(self) -> bool:
+        """A partial clone (`git clone --filter=…`): a promisor remote, which git 2.39
+        writes as `remote.<name>.promisor = true` and older gits as
+        extensions.partialClone. (Not under _once's lock: the walks ask while they hold
+        it.)"""
+        if "partial clone" not in self._memo:
+            said = self.git("config", "--get-regexp",
+                            r"^(extensions\.partialclone|remote\..*\.promisor)$",
+                            timeout=10).stdout.split("\n")
+            self._memo["partial clone"] = any(
+                value.strip() and (key.startswith("extensions.") or value.strip().lower()
+                                   in ("true", "yes", "on", "1"))
+                for key, _, value in (line.partition(" ") for line in said))
+        return self._memo["partial clone"]
 
     def _history(self, large: int) -> list:
         args = self._walk_args()
