@@ -300,3 +300,8 @@ def test_the_collector_runs_again_after_every_parse():
     for t in threads:
         t.join()
     assert gc.isenabled()
+
+
+def test_nodes_lists_walk():
+    for path, tree in _sample_trees():
+        assert pyread.nodes(tree) == list(pyread.walk(tree)), path
