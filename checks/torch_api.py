@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.pyread import trees_naming
+from doctor.job.pyread import children, trees_naming
 from doctor.job.sources import dotted, nodes, raw_texts
 from doctor.job.context import Job
 from doctor.job.versions import parse_version
@@ -324,14 +324,27 @@ def _device(dev: Optional[ast.AST], consts: dict) -> list:
     return []
 
 
+_USE_KINDS = (ast.ImportFrom, ast.Import, ast.Call)   # what _use reads
+
+
 def _walk(node: ast.AST, guarded: bool, binds: dict, rel: str, uses: list,
           consts: Optional[dict] = None) -> None:
-    safe = {id(n) for n in _guarded_part(node)}
-    for child in ast.iter_child_nodes(node):
-        g = guarded or id(child) in safe
-        if not g:
-            _use(child, binds, rel, uses, consts or {})
-        _walk(child, g, binds, rel, uses, consts)
+    """_use of every node under `node` that no guard covers, in the order of a recursive
+    walk (each node, then the nodes under it), with a stack instead of recursion."""
+    consts = consts or {}
+    todo: list = []
+
+    def below(node: ast.AST, guarded: bool) -> None:
+        safe = {id(n) for n in _guarded_part(node)} if isinstance(node, (ast.Try, ast.If)) \
+            else ()
+        todo.extend(reversed([(c, guarded or id(c) in safe) for c in children(node)]))
+
+    below(node, guarded)
+    while todo:
+        child, g = todo.pop()
+        if not g and isinstance(child, _USE_KINDS):
+            _use(child, binds, rel, uses, consts)
+        below(child, g)
 
 
 def _resolve(expr: ast.AST, binds: dict) -> Optional[str]:

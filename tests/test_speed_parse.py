@@ -305,3 +305,37 @@ def test_the_collector_runs_again_after_every_parse():
 def test_nodes_lists_walk():
     for path, tree in _sample_trees():
         assert pyread.nodes(tree) == list(pyread.walk(tree)), path
+
+
+def test_children_are_iter_child_nodes_less_contexts_and_operators():
+    for path, tree in _sample_trees():
+        for node in pyread.nodes(tree):
+            want = [c for c in ast.iter_child_nodes(node) if not isinstance(c, _LEAVES)]
+            assert pyread.children(node) == want, (path, node)
+
+
+def _recursive_uses(node, guarded, binds, rel, uses, consts):
+    """torch_api._walk as it was: recursion over ast.iter_child_nodes (the oracle)."""
+    safe = {id(n) for n in torch_api._guarded_part(node)}
+    for child in ast.iter_child_nodes(node):
+        g = guarded or id(child) in safe
+        if not g:
+            torch_api._use(child, binds, rel, uses, consts)
+        _recursive_uses(child, g, binds, rel, uses, consts)
+
+
+def test_torch_api_walk_finds_the_uses_in_the_recursive_order():
+    trees = [(p, ast.parse(p.read_bytes()))
+             for p in sorted((FIXTURES / "torch-api-mismatch").rglob("*.py"))]
+    assert len(trees) > 10
+    total = 0
+    for path, tree in trees + _sample_trees():
+        binds = torch_api._bindings(tree)
+        consts = torch_api._module_constants(tree)
+        got: list = []
+        want: list = []
+        torch_api._walk(tree, False, binds, path.name, got, consts)
+        _recursive_uses(tree, False, binds, path.name, want, consts)
+        assert got == want, path
+        total += len(got)
+    assert total > 10   # guarded and unguarded uses were compared

@@ -191,6 +191,18 @@ def _fields(kind: type) -> tuple:
     return names
 
 
+def children(node: ast.AST) -> list:
+    """ast.iter_child_nodes(node) as a list, less the contexts and operators (walk's)."""
+    out: list = []
+    for name in _FIELDS.get(type(node)) or _fields(type(node)):
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out += [v for v in value if isinstance(v, ast.AST)]
+    return out
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk, node for node in the same order, less the contexts and operators
     (_LEAF_FIELDS), and without its two generators per node (it lists every module the
