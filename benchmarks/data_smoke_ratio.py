@@ -11,12 +11,17 @@ PYTHONPATH, so the demo stays as it is. Prints every time, the medians and the r
     python benchmarks/data_smoke_ratio.py [--rounds 5] [--only pass] [--code DIR ...]
 `--code DIR` (repeatable) runs the doctor from that tree too (`git archive HEAD~1 | tar -x
 -C /tmp/before`, say), in the same alternating rounds: before and after side by side.
+Prints the median and the minimum of each, and the load average before and after. Where a
+Slurm client is installed but its controller does not answer (`tests/slurm/cluster.sh start`
+here), every doctor run waits out the site probe's scontrol timeouts (about 6 s): the script
+says so before the rounds, since that, not the smokes, would then set the ratio.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,11 +110,22 @@ def main() -> int:
             contenders[name] = (lambda n=name, w=w, t=tree: run(n, doctor + spec[w], t))
     for i, tree in enumerate(trees):
         print(f"@{i}: {tree}")
+    if shutil.which("scontrol"):
+        try:
+            subprocess.run(["scontrol", "show", "config"], capture_output=True, timeout=2,
+                           check=True)
+        except (subprocess.SubprocessError, OSError):
+            print("WARNING: scontrol does not answer in 2 s: each doctor run waits out its "
+                  "timeouts (start the controller: tests/slurm/cluster.sh start)")
+    load0 = os.getloadavg()
     times, _ = alternate(contenders, args.rounds, warmup=1, show=True)
     med = medians(times)
+    print(f"load average before {load0[0]:.2f}, after {os.getloadavg()[0]:.2f}")
     for name in contenders:
-        if name != "ddp":
-            print(f"{name}: {med[name] / med['ddp']:.2f}x the 2-rank DDP launch   {seen[name]}")
+        low = min(times[name])
+        print(f"{name}: median {med[name]:.2f} s, min {low:.2f} s" + (
+            "" if name == "ddp" else f", {med[name] / med['ddp']:.2f}x the 2-rank DDP launch"
+            f" (min/min {low / min(times['ddp']):.2f}x)   {seen[name]}"))
     subprocess.run(["rm", "-rf", str(tmp)])
     return 0
 
