@@ -11,7 +11,7 @@ from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.closure import step_files
 from doctor.job.cluster import not_this_machines
 from doctor.job.context import Job
-from doctor.job.pyread import dotted
+from doctor.job.pyread import dotted, nodes
 from doctor.job.sbatch import SbatchScript
 from doctor.job.sources import trees_mentioning
 from doctor.model import FixOption, add, change
@@ -58,8 +58,8 @@ def pg_calls(job: Job, files: list) -> list:
             isinstance(n, (ast.Import, ast.ImportFrom)) and any(
                 m.split(".")[0] in ("lightning", "pytorch_lightning") for m in (
                     [a.name for a in n.names] if isinstance(n, ast.Import) else [n.module or ""]))
-            for n in ast.walk(tree))
-        for n in ast.walk(tree):
+            for n in nodes(tree))
+        for n in nodes(tree):
             if not isinstance(n, ast.Call):
                 continue
             last = dotted(n.func).rsplit(".", 1)[-1]
