@@ -66,6 +66,18 @@ def run_doctor(*args: str, cwd: Path | None = None, env: dict | None = None,
                           env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
+def logged_git(tmp_path: Path) -> tuple:
+    """(env, log): git as the doctor finds it (PATH's absolute directories), through a
+    wrapper that appends each command line to `log` before it runs the real git."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
+    (bin_dir / "git").chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}"}, log
+
+
 def one_line_exit_2(proc: subprocess.CompletedProcess, *needles: str) -> None:
     """Bad input as a user must see it: exit 2 and one `doctor: error:` line naming it."""
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, \

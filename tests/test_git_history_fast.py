@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_doctor
+from conftest import logged_git, run_doctor
 from doctor.scanners.gitpack import Store
 
 ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
@@ -113,15 +113,10 @@ def test_no_finding_costs_one_walk_and_no_blob_inflated(tmp_path):
         (repo / "uv.lock").write_text(f"v = {i}\n" + "x = 1\n" * (300 * 1024))
         commit(repo, str(i))
     git(repo, "gc", "-q")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "git.log"
-    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
+    env, log = logged_git(tmp_path)
     proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
                       "git-tracked-core-file,git-large-file", "--format", "json",
-                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+                      env=env)
     assert [r["status"] for r in json.loads(proc.stdout)["results"]] == ["pass", "pass"]
     calls = log.read_text().splitlines()
     assert len([c for c in calls if " rev-list " in c]) == 1, calls
@@ -163,14 +158,9 @@ def test_untracked_core_found_from_the_job_models_one_listing(tmp_path):
     git(repo, "init", "-q")
     commit(repo, "one")
     (repo / "core.4242").write_bytes(CORE_HEAD + bytes(100))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "git.log"
-    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
+    env, log = logged_git(tmp_path)
     proc = run_doctor("run", "--repo", str(repo), "--static", "--format", "json",
-                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+                      env=env)
     (res,) = [r for r in json.loads(proc.stdout)["results"] if r["id"] == "git-tracked-core-file"]
     assert [(f["data"]["path"], f["data"]["where"]) for f in res["findings"]] == \
         [("core.4242", "untracked")], res

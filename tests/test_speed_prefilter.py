@@ -23,7 +23,7 @@ from doctor.job.context import Job
 from doctor.registry import get
 from doctor.runner import run_checks
 from doctor.scanners.git import BATCH_HEAD_BYTES, GitRepo, is_elf_core
-from conftest import run_doctor
+from conftest import logged_git, run_doctor
 from harness import FIXTURES
 
 CHECK = "collective-on-error-path"
@@ -152,15 +152,10 @@ def test_a_history_git_cannot_read_is_walked_once(tmp_path):
     oid = _git(repo, "rev-parse", "HEAD:a.txt")
     (repo / ".git" / "objects" / oid[:2] / oid[2:]).unlink()
     # git as the doctor finds it (PATH's absolute directories), logging each command
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "git.log"
-    real = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
-    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real} "$@"\n')
-    (bin_dir / "git").chmod(0o755)
+    env, log = logged_git(tmp_path)
     proc = run_doctor("run", "--repo", str(repo), "--static", "--only",
                       "git-large-file,git-tracked-core-file", "--format", "json",
-                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+                      env=env)
     results = json.loads(proc.stdout)["results"]
     assert [r["status"] for r in results] == ["error", "error"], results
     assert results[0]["reason"] == results[1]["reason"], results
