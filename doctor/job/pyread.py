@@ -16,7 +16,6 @@ import stat
 import threading
 import tokenize
 import unicodedata
-from collections import deque
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -158,21 +157,26 @@ def nodes(tree: ast.AST) -> list:
     ast.walk does. For trees the run keeps (the cache's); a subtree is walked as usual."""
     found = getattr(tree, "_doctor_nodes", None)
     if found is None:
-        found = [tree]
-        append, fields, AST = found.append, _FIELDS, ast.AST
-        for node in found:   # the list is walk's queue too: a sixth faster than list(walk)
-            for name in fields.get(type(node)) or _fields(type(node)):
-                try:
-                    value = getattr(node, name)
-                except AttributeError:
-                    continue
-                if isinstance(value, AST):
-                    append(value)
-                elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, AST):
-                            append(item)
-        tree._doctor_nodes = found  # type: ignore[attr-defined]  # not a field: walk skips it
+        found = tree._doctor_nodes = _listed(tree)  # type: ignore[attr-defined]  # not a field: walk skips it
+    return found
+
+
+def _listed(top: ast.AST) -> list:
+    """ast.walk's nodes from `top`, in its order, less the contexts and operators."""
+    found = [top]
+    append, fields, AST = found.append, _FIELDS, ast.AST
+    for node in found:   # the list is walk's queue too: a sixth faster than a deque
+        for name in fields.get(type(node)) or _fields(type(node)):
+            try:
+                value = getattr(node, name)
+            except AttributeError:    # ast.iter_fields skips a field the node lacks
+                continue
+            if isinstance(value, AST):
+                append(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, AST):
+                        append(item)
     return found
 
 
@@ -207,23 +211,7 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     """ast.walk, node for node in the same order, less the contexts and operators
     (_LEAF_FIELDS), and without its two generators per node (it lists every module the
     checks read)."""
-    todo = deque([node])
-    pop, push, AST, fields = todo.popleft, todo.append, ast.AST, _FIELDS
-    while todo:
-        node = pop()
-        names = fields.get(type(node)) or _fields(type(node))
-        for name in names:
-            try:
-                value = getattr(node, name)
-            except AttributeError:    # ast.iter_fields skips a field the node lacks
-                continue
-            if isinstance(value, AST):
-                push(value)
-            elif isinstance(value, list):
-                for item in value:
-                    if isinstance(item, AST):
-                        push(item)
-        yield node
+    return iter(_listed(node))
 
 
 def tree_of(job, path: Path) -> Optional[ast.AST]:
