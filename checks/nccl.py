@@ -6,7 +6,7 @@ import re
 import shlex
 from typing import Callable, Iterator, Optional
 
-from doctor import Finding, Location, Severity, check, edits
+from doctor import Finding, Location, Severity, check, edits, pyast
 from doctor.job.code import CodeSettings, code_settings, repo_code
 from doctor.job.context import Job
 from doctor.model import FixOption, add, edit_steps
@@ -155,7 +155,7 @@ def _pass_timeout(job: Job, code: CodeSettings, patch) -> tuple:
     lines = edits.read_lines(job, patch.file) or []
     source = "".join(lines)
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return ()
     assign = [st for st in tree.body if isinstance(st, ast.Assign) and st.lineno == patch.line

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator, Optional
 
-from doctor import edits, fs
+from doctor import edits, fs, pyast
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.context import Job
 from doctor.model import Edit
@@ -134,7 +134,7 @@ def _python_invocations(job: Job, notes: list) -> Iterator[Invocation]:
         if raw is None or b"rsync" not in raw:
             continue
         try:
-            tree = ast.parse(raw)
+            tree = pyast.parse(raw)
         except (SyntaxError, ValueError):
             continue
         rel = job.rel(p)
