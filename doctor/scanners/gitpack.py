@@ -209,20 +209,20 @@ class Store:
         """(the first `want` bytes of the zlib stream at `at`, whether that is all of it)."""
         fh.seek(at)
         z = zlib.decompressobj()
-        out = b""
+        out = bytearray()   # (appending to bytes copies all so far: quadratic to 64 MiB)
         while len(out) < want and not z.eof:
             tail = z.unconsumed_tail or fh.read(CHUNK)
             if not tail:
                 raise _Bad("truncated pack entry")
             out += z.decompress(tail, want - len(out))
-        return out, z.eof or len(out) == limit
+        return bytes(out), z.eof or len(out) == limit
 
     def _undelta(self, fh, at: int, base: tuple, want: int, depth: int) -> tuple:
         """The first `want` bytes of a delta's result: its instructions, inflated as far
         as they are needed, copy from the base's prefix or insert their own bytes."""
         fh.seek(at)
         z = zlib.decompressobj()
-        buf = b""
+        buf = bytearray()
         pos = 0
 
         def need(k: int) -> None:   # at least k bytes of the delta at pos, or _Bad
@@ -248,7 +248,7 @@ class Store:
                     return value
         varint()                  # the base's size
         target = varint()
-        out = b""
+        out = bytearray()
         kind = None
         while len(out) < min(want, target):
             need(1)
@@ -279,4 +279,4 @@ class Store:
                 raise _Bad("delta opcode 0")
         if kind is None:   # every byte inserted: the type is the base's
             kind, _ = self._read(base[0], base[1], 0, depth + 1)
-        return kind, out, len(out) >= target
+        return kind, bytes(out), len(out) >= target
