@@ -208,3 +208,29 @@ def test_pack_reader_never_blocks_on_a_fifo(tmp_path):
     assert got == [{}]
     (objects / "pack" / "pack-1.idx").unlink()   # the loose FIFO alone
     assert Store(str(objects)).heads(["cd" * 20], 20) == {}
+
+
+def test_a_repo_of_many_packs_leaves_the_heads_to_git(tmp_path):
+    """Each mapped pack index holds a descriptor while the heads are read: past
+    MAX_PACKS packs the reader reads none (git does), and the core in history is found."""
+    from doctor.scanners.gitpack import MAX_PACKS
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "gc.auto", "0")
+    (repo / "core").write_bytes(CORE_HEAD + bytes(MIB))   # a large core: its head is read
+    commit(repo, "crash")
+    (repo / "core").unlink()
+    commit(repo, "gone")
+    git(repo, "repack", "-q")
+    for i in range(MAX_PACKS):
+        (repo / "n.txt").write_text(str(i))
+        commit(repo, str(i))
+        git(repo, "repack", "-q")
+    objects = repo / ".git" / "objects"
+    assert len(list((objects / "pack").glob("*.idx"))) > MAX_PACKS
+    core_oid = git(repo, "rev-parse", "HEAD~" + str(MAX_PACKS + 1) + ":core")
+    assert Store(str(objects)).heads([core_oid], 20) == {}
+    out = findings(repo)
+    assert [p for p, *_ in out["git-tracked-core-file"]] == ["core"], out

@@ -20,6 +20,7 @@ import zlib
 from typing import Optional
 
 OBJ_BLOB, OFS_DELTA, REF_DELTA = 3, 6, 7
+MAX_PACKS = 64          # more packs than this: git reads the heads (see packs())
 MAX_CHAIN = 64          # git's own pack.depth limit is 4095; a longer chain goes to git
 MAX_PREFIX = 64 << 20   # a delta that copies from further into its base goes to git too
 CHUNK = 16 * 1024
@@ -95,6 +96,10 @@ class Store:
             except OSError:
                 names = []
             try:
+                if sum(n.endswith(".idx") for n in names) > MAX_PACKS:
+                    # each mapped index holds a descriptor while the heads are read: a
+                    # repo of ~1,000 packs (gc.auto=0) would take the fds other checks need
+                    raise _Bad("too many packs")
                 for name in names:
                     pack = os.path.join(d, name[:-4] + ".pack")
                     if name.endswith(".idx") and os.path.exists(pack):
