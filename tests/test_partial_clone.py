@@ -12,6 +12,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import run_doctor
 from test_git_history_fast import CORE_HEAD, commit, git
 
@@ -39,8 +41,13 @@ def _partial_clone(tmp_path: Path) -> Path:
     return clone
 
 
-def test_a_partial_clone_is_scanned_without_a_fetch(tmp_path):
+@pytest.mark.parametrize("promisor", ["as cloned", "bare"])
+def test_a_partial_clone_is_scanned_without_a_fetch(tmp_path, promisor):
     clone = _partial_clone(tmp_path)
+    if promisor == "bare":   # `promisor` with no value: true to git
+        config = clone / ".git" / "config"
+        config.write_text(config.read_text().replace("promisor = true", "promisor"))
+        assert git(clone, "config", "--bool", "remote.origin.promisor") == "true"
     before = _objects(clone)
     proc = run_doctor("run", "--repo", str(clone), "--static", "--only",
                       "git-tracked-core-file,git-large-file", "--format", "json")

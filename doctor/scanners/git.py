@@ -526,10 +526,13 @@ class GitRepo:
             said = self.git("config", "--get-regexp",
                             r"^(extensions\.partialclone|remote\..*\.promisor)$",
                             timeout=10).stdout.split("\n")
+            # (a bare `promisor` line, no `= value`, is true to git: get-regexp prints
+            # the key alone)
             self._memo["partial clone"] = any(
-                value.strip() and (key.startswith("extensions.") or value.strip().lower()
-                                   in ("true", "yes", "on", "1"))
-                for key, _, value in (line.partition(" ") for line in said))
+                bool(value.strip()) if key.startswith("extensions.") else
+                key.endswith(".promisor") and (not sep or value.strip().lower() in (
+                    "true", "yes", "on", "1"))
+                for key, sep, value in (line.partition(" ") for line in said if line))
         return self._memo["partial clone"]
 
     def _history(self, large: int) -> list:
