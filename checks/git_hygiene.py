@@ -136,6 +136,11 @@ def tracked_core_files(job: Job) -> Iterator[Finding]:
     # the history's core-like names and large blobs, whose paths only a core needs: the
     # large ones are named after their heads are read (GitRepo.names walks again)
     past = [e for e in repo.history() if (e[0], e[1]) not in in_index]
+    if len(past) > MAX_HEADER_READS:
+        # more than git is asked to read where git's own files cannot be (an alternate
+        # store: `clone --shared`): the large ones' names first, so that a core-named
+        # one is among the heads read, whatever its size
+        past = [e for e in repo.names(past) if (e[0], e[1]) not in in_index]
     past.sort(key=lambda e: (not (e[0] is not None and core_name_hint(e[0])), -e[2]))
     # every blob's head from git's own files, or one git where they are small (blob_heads)
     heads = repo.blob_heads([b.oid or "" for b in cands] + [e[1] for e in past],

@@ -234,3 +234,31 @@ def test_a_repo_of_many_packs_leaves_the_heads_to_git(tmp_path):
     assert Store(str(objects)).heads([core_oid], 20) == {}
     out = findings(repo)
     assert [p for p, *_ in out["git-tracked-core-file"]] == ["core"], out
+
+
+def test_a_core_among_more_large_blobs_than_git_reads_is_found(tmp_path):
+    """In a `clone --shared` (an alternate object store) every head is git's to read, and
+    git reads at most MAX_HEADER_READS: the history's large blobs have no path until
+    named, so a core-named one smaller than 401 others was left out (review)."""
+    from doctor.scanners.git import MAX_HEADER_READS
+
+    src = tmp_path / "src"
+    git(tmp_path, "init", "-q", str(src))
+    stream = bytearray()
+    for i in range(MAX_HEADER_READS + 2):   # the last one the core, the smallest
+        body = CORE_HEAD + bytes(MIB + 4096) if i == MAX_HEADER_READS + 1 \
+            else b"big %d\n" % i + bytes(MIB + 8192)
+        stream += b"blob\nmark :%d\ndata %d\n" % (i + 1, len(body)) + body + b"\n"
+    files = b"".join(b"M 100644 :%d f%03d.bin\n" % (i + 1, i)
+                     for i in range(MAX_HEADER_READS + 1))
+    stream += (b"commit refs/heads/main\ncommitter t <t@e> 0 +0000\ndata 1\nx\n" + files
+               + b"M 100644 :%d core.99\n\n" % (MAX_HEADER_READS + 2))
+    stream += (b"commit refs/heads/main\ncommitter t <t@e> 1 +0000\ndata 1\ny\ndeleteall\n"
+               b"M 100644 inline r.txt\ndata 3\nhi\n\n")
+    subprocess.run(["git", "-C", str(src), "fast-import", "--quiet"], input=bytes(stream),
+                   check=True, env=ENV)
+    git(src, "symbolic-ref", "HEAD", "refs/heads/main")
+    shared = tmp_path / "shared"
+    git(tmp_path, "clone", "-q", "--shared", str(src), str(shared))
+    out = findings(shared)
+    assert [p for p, *_ in out["git-tracked-core-file"]] == ["core.99"], out
