@@ -229,6 +229,48 @@ def test_batch_structures(tmp_path, model, data, fed, reason):
         assert f["location"] == {"path": "lm/hf.py", "line": line}
 
 
+RECORDS = '''
+import dataclasses
+
+
+@dataclasses.dataclass
+class Batch:   # PyG's Batch and many trainers' batches are objects, not dicts or tuples
+    input_ids: torch.Tensor
+
+
+class Records(LM):
+    def forward(self, batch):
+        return self.head(self.emb(batch.input_ids))
+
+
+def records():
+    return Records()
+
+
+def objects():
+    return DataLoader(rows(8), batch_size=4, collate_fn=lambda items: Batch(
+        torch.stack([r["input_ids"] for r in items])))
+'''
+
+
+@pytest.mark.parametrize("parallel", ["ddp", "fsdp"])
+def test_a_batch_object_the_doctor_cannot_open_is_never_a_fit(tmp_path, parallel):
+    """A dataclass batch's tensors are leaves torch's tree does not open: they reached the
+    model as real tensors, uncounted, and FSDP's fake mode took them, so the estimate said
+    "fits" without the batch (review). Now "cannot estimate", naming the type."""
+    repo = copy("pass_batch_fits_h100", tmp_path)
+    (repo / "lm" / "hf.py").write_text(HF + RECORDS)
+    option = f"options: {{gpu-memory-estimate: {{parallel: {parallel}}}}}\n"
+    (repo / "doctor.yaml").write_text((repo / "doctor.yaml").read_text() + option)
+    proc, res, facts = run(repo, "--model", "lm.hf:records", "--data", "lm.hf:objects",
+                           "--gpu-memory", "1TB")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (f,) = res["findings"]
+    assert f["severity"] == "warning" and facts["verdict"] == "cannot estimate", f
+    assert "the batch holds a lm.hf.Batch, whose tensors the doctor cannot count" \
+        in f["message"], f["message"]
+
+
 def test_a_typo_in_data_is_exit_2_when_only_the_estimate_runs(tmp_path):
     repo = copy("pass_batch_fits_h100", tmp_path)
     one_line_exit_2(run_doctor("run", "--repo", str(repo), "--only", ID, "--data",

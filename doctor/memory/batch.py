@@ -129,7 +129,7 @@ def choose(torch, spec: dict, module, made, real, gen) -> tuple:
     `smoke.input_shape` (the DDP smoke's stand-in), a guess from the model's first layer.
     Only a loader's batch is fed by reading the forward's signature: the others are the
     model's inputs by the smoke's contract (doctor.smoke.userfn.call)."""
-    from torch.utils._pytree import tree_map
+    from torch.utils._pytree import tree_flatten, tree_map
 
     from doctor.smoke.userfn import call, guess_input
 
@@ -137,6 +137,17 @@ def choose(torch, spec: dict, module, made, real, gen) -> tuple:
         made, source = torch.randn(*spec["input_shape"], generator=gen), \
             "options.gpu-memory-estimate.input_shape"
     elif real is not None:
+        # a leaf the tree does not open (a dataclass, PyG's Batch) would reach the model
+        # as real tensors, uncounted: a low estimate, a wrong "fits" (FSDP's fake mode
+        # takes real inputs); so only tensors and plain values in lists, tuples and dicts
+        leaves = tree_flatten(real)[0]
+        odd = next((x for x in leaves if not isinstance(
+            x, (torch.Tensor, int, float, bool, str, type(None)))), None)
+        if odd is not None or not any(isinstance(x, torch.Tensor) for x in leaves):
+            raise CannotFeed(
+                f"the batch holds a {type(odd).__module__}.{type(odd).__qualname__}, "
+                "whose tensors the doctor cannot count" if odd is not None else
+                "the batch holds no tensor")
         # the same shapes, strides and dtypes as fake tensors (counted, no data)
         made = tree_map(lambda t: torch.empty_strided(t.shape, t.stride(), dtype=t.dtype)
                         if isinstance(t, torch.Tensor) else t, real)
