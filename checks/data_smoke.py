@@ -1,6 +1,7 @@
 """The data smoke: the job's own DataLoader, iterated with real workers under the job's limits."""
 from __future__ import annotations
 
+import re
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
@@ -72,6 +73,28 @@ def _script_env(job: Job) -> dict:
             if v.source != "login" and v.resolved}
 
 
+# Slurm's job id in a path: its length on the node is the id's, not the variable name's
+JOB_ID_RE = re.compile(r"\$\{?SLURM_(?:ARRAY_)?JOB_?ID\}?")
+JOB_ID_DIGITS = 8
+
+
+def _tmpdir(job: Job) -> tuple:
+    """(the TMPDIR the job script exports, script:line, how it was read): its length decides
+    whether the workers' socket paths fit (doctor/smoke/data.py SOCKET_TMP_MAX). None where
+    the script sets none (the node's, as short as the smoke's own) or it is not known."""
+    script = _script(job)
+    v = job.job_env(script).get("TMPDIR") if script is not None else None
+    if v is None or v.source == "login":
+        return None, "", "not set by the job script: the node's (the smoke's own, short)"
+    value = JOB_ID_RE.sub("9" * JOB_ID_DIGITS, v.value)
+    note = f"{v.where()}" + (f" ($SLURM_JOB_ID counted as {JOB_ID_DIGITS} digits)"
+                             if value != v.value else "")
+    if not v.resolved or "$" in value or "`" in value:
+        return None, v.where(), (f"unknown: {v.where()} sets TMPDIR={v.value}, which the "
+                                 "doctor cannot resolve; the ranks ran with a short one")
+    return value, v.where(), note
+
+
 def plan_for(job: Job) -> tuple:
     from doctor.smoke.data import DataPlan
 
@@ -79,12 +102,15 @@ def plan_for(job: Job) -> tuple:
     ranks, ranks_from = _ranks(job)
     nofile, nofile_from = _nofile(job)
     shm, shm_from = _shm(job)
+    tmpdir, tmpdir_at, tmpdir_from = _tmpdir(job)
     plan = DataPlan(repo=job.repo, spec=str(job.data), ranks=ranks,
                     batches=s.get("data_batches") or None,
                     timeout_s=float(s.get("data_timeout_s") or DEFAULT_TIMEOUT_S),
                     nofile=nofile, shm_bytes=shm, env=_script_env(job),
-                    private_shm=s.get("data_private_shm", True) is not False)
-    return plan, {"ranks_from": ranks_from, "fd_limit_from": nofile_from, "shm_from": shm_from}
+                    private_shm=s.get("data_private_shm", True) is not False,
+                    tmpdir=tmpdir, tmpdir_at=tmpdir_at)
+    return plan, {"ranks_from": ranks_from, "fd_limit_from": nofile_from, "shm_from": shm_from,
+                  "tmpdir_from": tmpdir_from}
 
 
 @check("data-smoke", title="The job's DataLoader fails with its workers under the job's limits",
@@ -115,7 +141,11 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     of the smoke's own, shared by its ranks as on the node, and gone when they end.
     Where namespaces are not allowed (or `smoke.data_private_shm: false`), the ranks use
     this node's /dev/shm and the doctor measures the peak their processes hold against
-    the node's size, and says so.
+    the node's size, and says so. The ranks' TMPDIR has the length of the one the job
+    script exports (a private directory of the smoke's, padded, `$SLURM_JOB_ID` counted
+    as 8 digits; the node's, short, where the script sets none or the doctor cannot
+    resolve it: the facts say which): the workers pass batches through Unix sockets
+    under TMPDIR, whose paths have at most 107 bytes.
 
     Each failure names the rank, the worker, the signal and your file:line:
     `loader-exception` (the `DataLoader(...)` call raised, e.g. `prefetch_factor` with
@@ -126,7 +156,11 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     /dev/shm, a bus error), `worker-killed` (SIGSEGV, SIGABRT, SIGKILL, from the workers'
     exit codes, with the worker's stack), `hang` (not done by `smoke.data_timeout_s`,
     default 60 s: the stuck worker's stack), `cuda-in-worker` (`.cuda()` in a worker, CUDA
-    tensors coming out of the workers). The report's facts (`data_smoke`) give the
+    tensors coming out of the workers), `socket-path-too-long` (the job's TMPDIR, with
+    its line and length, is past the 75 bytes a worker's socket path leaves for it:
+    "AF_UNIX path too long" in the workers, every batch lost, the loader hangs; a shorter
+    TMPDIR fixes it, `set_sharing_strategy("file_system")` does not: torch_shm_manager's
+    socket is under TMPDIR too). The report's facts (`data_smoke`) give the
     first-batch latency, the time per batch, the workers' start cost, the peak open files
     and /dev/shm use per rank. It runs beside ddp-smoke; `--static` and `--no-smoke` never
     run it (it runs your code). No factory given: skip.
@@ -141,7 +175,8 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     ## How to fix
     The finding's fix says it for its kind: raise `ulimit -n` in the job script or use
     fewer workers; fit /dev/shm (fewer workers or prefetch, the cache on local disk, a
-    larger --shm-size); keep CUDA out of the workers (move the batch to the GPU in the
+    larger --shm-size); a TMPDIR of 75 bytes or less (`export TMPDIR=/tmp`, or
+    `/tmp/$SLURM_JOB_ID`); keep CUDA out of the workers (move the batch to the GPU in the
     training loop); fix the line shown for an exception, a crash or a hang.
     """
     if not job.data:
@@ -170,6 +205,9 @@ def data_smoke(job: Job) -> Iterator[Finding]:
         if f.kind == "setup":
             continue
         where = _location(job, f.frame)
+        if where is None and f.kind == "socket-path-too-long" and plan.tmpdir_at:
+            path, _, line = plan.tmpdir_at.rpartition(":")
+            where = Location(path, int(line))
         ranks = f" (ranks {', '.join(map(str, f.ranks))})" if len(f.ranks) > 1 else ""
         yield Finding(f"{f.message}{ranks} [{f.kind}; data: {plan.spec}]", location=where,
                       fix=f.fix, data=f.data(),

@@ -47,6 +47,11 @@ CUDA_TEXT = ("torch not compiled with cuda", "cannot re-initialize cuda in forke
 # that gives the ranks a short one of their own in /tmp instead (removed with the run dir).
 MAX_TMP_PATH = 107 - len("/pymp-xxxxxxxx/listener-xxxxxxxx") - 8
 SHORT_TMP = "/tmp"
+# The longest TMPDIR whose sockets fit (measured with torch 2.13's default file_descriptor
+# strategy: 75 bytes pass, 76 lose every batch). The job's own TMPDIR is reproduced at its
+# length, so a job past this fails here as it would on the node.
+SOCKET_TMP_MAX = 107 - len("/pymp-xxxxxxxx/listener-xxxxxxxx")
+SOCKET_TEXT = ("af_unix path too long",)
 WORKER_RE = re.compile(r"in DataLoader worker process (\d+)")
 TB_FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<func>.*)$')
 
@@ -62,6 +67,8 @@ class DataPlan:
     shm_bytes: Optional[int] = None  # the compute node's /dev/shm; None: this node's, as is
     env: dict = field(default_factory=dict)   # what the job's script exports to its ranks
     private_shm: bool = True         # False: this node's /dev/shm, measured
+    tmpdir: Optional[str] = None     # the TMPDIR the job script exports (its length matters)
+    tmpdir_at: str = ""              # where: script:line
     python: str = sys.executable
     world_size: int = 1              # Launcher's: one node process
 
@@ -106,6 +113,7 @@ class DataLauncher(Launcher):
         super().__init__(plan, port=1)   # type: ignore[arg-type]
         self.data_plan = plan
         self.tmp: Optional[Path] = None
+        self.short_tmp: Optional[Path] = None   # made outside the run dir: removed on its own
 
     def start(self) -> None:
         with self._lock:
@@ -115,9 +123,12 @@ class DataLauncher(Launcher):
             self.tmp = self.dir / "tmp"
             self.tmp.mkdir()
             if len(str(self.tmp)) > MAX_TMP_PATH:   # see MAX_TMP_PATH
-                self.tmp = Path(tempfile.mkdtemp(prefix="doctor-dds-", dir=SHORT_TMP))
-            self.started_at = time.time()
+                self.tmp = self.short_tmp = Path(tempfile.mkdtemp(prefix="doctor-dds-",
+                                                                  dir=SHORT_TMP))
             plan = self.data_plan
+            if plan.tmpdir and len(plan.tmpdir) > len(str(self.tmp)):
+                self.tmp = pad_dir(self.tmp, len(plan.tmpdir))
+            self.started_at = time.time()
             env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
             env.update(plan.env)
             env.update({
@@ -145,9 +156,9 @@ class DataLauncher(Launcher):
 
     def cleanup(self) -> None:
         super().cleanup()
-        if self.tmp is not None and self.tmp.parent != self.dir:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-        self.tmp = None
+        if self.short_tmp is not None:
+            shutil.rmtree(self.short_tmp, ignore_errors=True)
+        self.tmp = self.short_tmp = None
 
     def collect_data(self) -> tuple:
         d = self.dir
@@ -167,6 +178,16 @@ class DataLauncher(Launcher):
                                   _read(P.fault_file(d, rank)), _read(P.usr1_file(d, rank)),
                                   workers))
         return node, ranks, _read(d / "node.out", limit=6000)
+
+
+def pad_dir(base: Path, length: int) -> Path:
+    """A directory under `base` whose path is `length` bytes long: the ranks' TMPDIR at the
+    job's length, so its sockets' paths are as long as on the node (removed with `base`)."""
+    path = str(base)
+    while len(path) < length:
+        path += "/" + "p" * min(200, max(1, length - len(path) - 1))
+    Path(path).mkdir(parents=True, exist_ok=True)
+    return Path(path)
 
 
 def run_data_smoke(plan: DataPlan,
@@ -234,6 +255,12 @@ FIXES = {
                       "__getitem__ and move the batch to the GPU in the training loop "
                       "(pin_memory=True, .to(device, non_blocking=True)); keep shared caches "
                       "on the CPU (.share_memory_() works with CPU tensors only).",
+    "socket-path-too-long": f"Shorten TMPDIR to {SOCKET_TMP_MAX} bytes or less in the job "
+                            "script (`export TMPDIR=/tmp`, or a short per-job dir such as "
+                            "`export TMPDIR=/tmp/$SLURM_JOB_ID`): the workers pass each "
+                            "batch through a Unix socket under TMPDIR, whose path has at most "
+                            "107 bytes. (set_sharing_strategy('file_system') does not help: "
+                            "torch_shm_manager's socket is under TMPDIR too.)",
     "no-batches": "Give the loader at least one batch per rank (the dataset, the sampler's "
                   "share of it, drop_last).",
 }
@@ -346,6 +373,8 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
                                 FIXES[kind], worker=w, signal=sig, frame=_user(wframes, repo),
                                 stack=_stack(wframes, repo) or None,
                                 extra={"exit_code": code, "pid": pid})]
+        if _has(text, SOCKET_TEXT):
+            return [_socket_failure(r, run, f"raised {head}")]
         if _has(text, FD_TEXT):
             return [DataFailure("fd-exhaustion", r.rank, f"rank {r.rank}{_w(worker)}: out of "
                                 f"file descriptors ({head})" + (f"; {fds}" if fds else ""),
@@ -379,6 +408,8 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
     if hang is not None:
         where = f"batch {hang.get('batch')}" if hang.get("phase") == "iterate" else \
             f"the {hang.get('phase')} phase"
+        if _has(r.output, SOCKET_TEXT):
+            return [_socket_failure(r, run, f"hung at {where}")]
         if _has(r.output, FD_TEXT) or near_fds:
             return [DataFailure("fd-exhaustion", r.rank, f"rank {r.rank}: the loader hung at "
                                 f"{where} with {fds} (a worker that runs out of descriptors "
@@ -427,6 +458,22 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
                                "in some runs and not in others", FIXES["fd-exhaustion"],
                                warning=True, extra={"fd_peak": peak, "fd_limit": limit}))
     return out
+
+
+def _socket_failure(r: RankData, run: DataRun, what: str) -> DataFailure:
+    """The workers' sockets under TMPDIR had paths past 107 bytes (OSError: AF_UNIX path too
+    long in their feeder threads): every batch is lost."""
+    tmp = run.plan.tmpdir
+    said = (f"the job's TMPDIR {tmp} ({len(tmp)} bytes" + (f", {run.plan.tmpdir_at}" if
+            run.plan.tmpdir_at else "") + ")") if tmp else "TMPDIR"
+    return DataFailure("socket-path-too-long", r.rank, f"rank {r.rank}: the loader {what}: "
+                       f"'AF_UNIX path too long' in its workers: {said} is longer than the "
+                       f"{SOCKET_TMP_MAX} bytes a worker's socket path leaves for it "
+                       "(TMPDIR/pymp-xxxxxxxx/listener-xxxxxxxx, 107 bytes at most), so "
+                       "every batch is lost and the loader waits forever",
+                       FIXES["socket-path-too-long"],
+                       extra={"tmpdir": tmp, "tmpdir_length": len(tmp) if tmp else None,
+                              "tmpdir_max": SOCKET_TMP_MAX})
 
 
 def _w(worker: Optional[int]) -> str:
@@ -494,6 +541,8 @@ def data_facts(run: DataRun) -> dict:
             "start_method": loader.get("start_method"),
             "sharing_strategy": loader.get("sharing_strategy"),
             "batch_shapes": first,
+            "tmpdir": run.plan.tmpdir, "tmpdir_length": len(run.plan.tmpdir)
+            if run.plan.tmpdir else None,
             "fd_limit": nofile.get("soft"), "shm_bytes": run.plan.shm_bytes,
             "shm_private": shm.get("private"), "shm_note": shm.get("reason"),
             "shm_peak_bytes": peak or None, "import_s": _r(imp.get("seconds")),
