@@ -160,7 +160,8 @@ def data_smoke(job: Job) -> Iterator[Finding]:
     its line and length, is past the 75 bytes a worker's socket path leaves for it:
     "AF_UNIX path too long" in the workers, every batch lost, the loader hangs; a shorter
     TMPDIR fixes it, `set_sharing_strategy("file_system")` does not: torch_shm_manager's
-    socket is under TMPDIR too). The report's facts (`data_smoke`) give the
+    socket is under TMPDIR too, and past 73 bytes the workers raise "torch_shm_manager at
+    …: Invalid argument", named as this kind too). The report's facts (`data_smoke`) give the
     first-batch latency, the time per batch, the workers' start cost, the peak open files
     and /dev/shm use per rank. It runs beside ddp-smoke; `--static` and `--no-smoke` never
     run it (it runs your code). No factory given: skip.

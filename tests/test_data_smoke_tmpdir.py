@@ -60,3 +60,24 @@ def test_an_unresolved_tmpdir_is_said_and_the_short_one_kept(tmp_path):
     assert facts["tmpdir"] is None and facts["tmpdir_from"].startswith(
         "unknown: train.sbatch:6 sets TMPDIR="), facts["tmpdir_from"]
     box.assert_clean()
+
+
+def test_file_system_sharing_is_no_fix_it_fails_sooner(tmp_path):
+    """set_sharing_strategy("file_system") moves the batches off the workers' sockets, but its
+    torch_shm_manager binds a socket under TMPDIR too: at 75 bytes (which the default strategy
+    passes) it raises "torch_shm_manager at …: Invalid argument" in the worker. Named as
+    what it is, with the 73 bytes that strategy leaves, not as the dataset's exception."""
+    box = Sandbox("pass_tmpdir_at_limit", tmp_path)
+    loaders = box.repo / "src" / "loaders.py"
+    loaders.write_text(loaders.read_text().replace(
+        "def train_loader():\n",
+        "def train_loader():\n    torch.multiprocessing.set_sharing_strategy('file_system')\n"))
+    code, doc, text = box.run()
+    result = result_of(doc, "data-smoke")
+    assert (code, result["status"]) == (1, "fail"), result
+    (f,) = result["findings"]
+    assert (f["data"]["kind"], f["data"]["tmpdir_length"], f["data"]["tmpdir_max"]) == (
+        "socket-path-too-long", 75, 73), f
+    assert "train.sbatch:6: error[data-smoke]" in text, text
+    assert "Shorten TMPDIR to 73 bytes" in f["fix"]
+    box.assert_clean()

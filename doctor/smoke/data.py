@@ -52,6 +52,10 @@ SHORT_TMP = "/tmp"
 # length, so a job past this fails here as it would on the node.
 SOCKET_TMP_MAX = 107 - len("/pymp-xxxxxxxx/listener-xxxxxxxx")
 SOCKET_TEXT = ("af_unix path too long",)
+# The file_system strategy's torch_shm_manager binds its socket under TMPDIR as well, and
+# fails sooner (measured: 73 bytes pass, 74 raise "torch_shm_manager at …: Invalid argument")
+SHM_MANAGER_TMP_MAX = 73
+SHM_MANAGER_TEXT = "torch_shm_manager at"
 WORKER_RE = re.compile(r"in DataLoader worker process (\d+)")
 TB_FRAME_RE = re.compile(r'^\s*File "(?P<file>.*)", line (?P<line>\d+), in (?P<func>.*)$')
 
@@ -255,12 +259,13 @@ FIXES = {
                       "__getitem__ and move the batch to the GPU in the training loop "
                       "(pin_memory=True, .to(device, non_blocking=True)); keep shared caches "
                       "on the CPU (.share_memory_() works with CPU tensors only).",
-    "socket-path-too-long": f"Shorten TMPDIR to {SOCKET_TMP_MAX} bytes or less in the job "
-                            "script (`export TMPDIR=/tmp`, or a short per-job dir such as "
+    "socket-path-too-long": "Shorten TMPDIR to {limit} bytes or less in the job script "
+                            "(`export TMPDIR=/tmp`, or a short per-job dir such as "
                             "`export TMPDIR=/tmp/$SLURM_JOB_ID`): the workers pass each "
                             "batch through a Unix socket under TMPDIR, whose path has at most "
                             "107 bytes. (set_sharing_strategy('file_system') does not help: "
-                            "torch_shm_manager's socket is under TMPDIR too.)",
+                            "torch_shm_manager's socket is under TMPDIR too, and fails past "
+                            f"{SHM_MANAGER_TMP_MAX} bytes.)",
     "no-batches": "Give the loader at least one batch per rank (the dataset, the sampler's "
                   "share of it, drop_last).",
 }
@@ -375,6 +380,11 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
                                 extra={"exit_code": code, "pid": pid})]
         if _has(text, SOCKET_TEXT):
             return [_socket_failure(r, run, f"raised {head}")]
+        if SHM_MANAGER_TEXT in text and "invalid argument" in text.lower() and \
+                run.plan.tmpdir and len(run.plan.tmpdir) > SHM_MANAGER_TMP_MAX:
+            return [_socket_failure(r, run, "raised 'torch_shm_manager …: Invalid argument'",
+                                    SHM_MANAGER_TMP_MAX, "the file_system strategy's "
+                                    "torch_shm_manager socket")]
         if _has(text, FD_TEXT):
             return [DataFailure("fd-exhaustion", r.rank, f"rank {r.rank}{_w(worker)}: out of "
                                 f"file descriptors ({head})" + (f"; {fds}" if fds else ""),
@@ -460,20 +470,23 @@ def _classify_rank(r: RankData, run: DataRun, repo: Path) -> list:
     return out
 
 
-def _socket_failure(r: RankData, run: DataRun, what: str) -> DataFailure:
+def _socket_failure(r: RankData, run: DataRun, what: str, limit: int = SOCKET_TMP_MAX,
+                    via: str = "") -> DataFailure:
     """The workers' sockets under TMPDIR had paths past 107 bytes (OSError: AF_UNIX path too
-    long in their feeder threads): every batch is lost."""
+    long in their feeder threads: every batch is lost; or the file_system strategy's
+    torch_shm_manager could not bind its socket)."""
     tmp = run.plan.tmpdir
     said = (f"the job's TMPDIR {tmp} ({len(tmp)} bytes" + (f", {run.plan.tmpdir_at}" if
             run.plan.tmpdir_at else "") + ")") if tmp else "TMPDIR"
+    how = (f"{said} is longer than the {limit} bytes {via} leaves for it (a Unix socket's "
+           "path has 107 bytes at most)" if via else
+           f"'AF_UNIX path too long' in its workers: {said} is longer than the {limit} bytes "
+           "a worker's socket path leaves for it (TMPDIR/pymp-xxxxxxxx/listener-xxxxxxxx, 107 "
+           "bytes at most), so every batch is lost and the loader waits forever")
     return DataFailure("socket-path-too-long", r.rank, f"rank {r.rank}: the loader {what}: "
-                       f"'AF_UNIX path too long' in its workers: {said} is longer than the "
-                       f"{SOCKET_TMP_MAX} bytes a worker's socket path leaves for it "
-                       "(TMPDIR/pymp-xxxxxxxx/listener-xxxxxxxx, 107 bytes at most), so "
-                       "every batch is lost and the loader waits forever",
-                       FIXES["socket-path-too-long"],
+                       + how, FIXES["socket-path-too-long"].format(limit=limit),
                        extra={"tmpdir": tmp, "tmpdir_length": len(tmp) if tmp else None,
-                              "tmpdir_max": SOCKET_TMP_MAX})
+                              "tmpdir_max": limit})
 
 
 def _w(worker: Optional[int]) -> str:
