@@ -10,16 +10,26 @@ from doctor.job.context import Job
 from doctor.model import FixOption, add, run
 from doctor.job.env import followed_env
 from doctor.job.launch import CONTAINER_TOOLS, container_command, scripts_or_none
-from doctor.job.sources import nodes, trees_mentioning
+from doctor.job.pyread import trees_naming
+from doctor.job.sources import nodes, raw_texts
 
 QUIET_MODES = ("offline", "disabled", "dryrun")
+
+
+def _may_use_wandb(words: set) -> bool:
+    """What wandb_usage reads needs an identifier `wandb` (`import wandb`, `from
+    wandb.x import y`, `wandb.init()`) or one ending in `WandbLogger` (the imported
+    name, or a module's last part): the other modules that mention wandb (`args.
+    wandb_project`, a comment) are not parsed (tests/test_speed_prefilter.py)."""
+    return b"wandb" in words or any(w.endswith(b"WandbLogger") for w in words
+                                    if b"andbLogger" in w)
 
 
 def wandb_usage(job: Job) -> tuple:
     """((file, line) of the first wandb import or None, whether every init is quiet)."""
     first = None
     quiet_inits, inits = 0, 0
-    for path, tree in trees_mentioning(job, b"wandb", b"Wandb"):
+    for path, tree in trees_naming(job, raw_texts(job), _may_use_wandb):
         for node in nodes(tree):   # ast.walk's order, listed once per tree
             mods = []
             if isinstance(node, ast.Import):

@@ -163,3 +163,28 @@ def test_a_history_git_cannot_read_is_walked_once(tmp_path):
     # at most one: the index names the missing blob too, and its error comes first (the
     # index is sized by its own cat-file since the history walk names only candidates)
     assert len(walks) <= 1, walks
+
+
+WANDB = {
+    # imports wandb under Lightning's logger name only: kept, its import is the first
+    "a_logger.py": "from pytorch_lightning.loggers import WandbLogger\n\nlog = WandbLogger()\n",
+    # ｗandb is the name wandb (PEP 3131 NFKC): its bytes spell no `wandb`
+    "b_nfkc.py": "import \uff57andb\n\n\uff57andb.init(mode='offline')\n",
+    # mentions wandb in longer names only (WANDB_MODE, wandb_project): never parsed
+    "c_config.py": "def opts(args, env):\n    return args.wandb_project or env['WANDB_MODE']\n",
+}
+
+
+def test_wandb_reads_every_module_that_can_import_it(tmp_path, monkeypatch):
+    """wandb_usage with its identifier pre-filter finds what it finds with every module
+    of the job read, and never parses a module that only mentions wandb."""
+    from checks import wandb as wandb_check
+    repo = _write(tmp_path, WANDB)
+    job = Job(repo, env={}, static=True)
+    found = wandb_check.wandb_usage(job)
+    parsed = set(job.memo("python_tree_cache", dict))
+    with monkeypatch.context() as m:
+        m.setattr(wandb_check, "_may_use_wandb", lambda words: True)
+        every = wandb_check.wandb_usage(Job(repo, env={}, static=True))
+    assert found == every == (("a_logger.py", 1), True)
+    assert os.path.normpath(repo / "c_config.py") not in parsed
