@@ -19,10 +19,10 @@ QUIET_MODES = ("offline", "disabled", "dryrun")
 def _may_use_wandb(words: set) -> bool:
     """What wandb_usage reads needs an identifier `wandb` (`import wandb`, `from
     wandb.x import y`, `wandb.init()`) or one ending in `WandbLogger` (the imported
-    name, or a module's last part): the other modules that mention wandb (`args.
-    wandb_project`, a comment) are not parsed (tests/test_speed_prefilter.py)."""
-    return b"wandb" in words or any(w.endswith(b"WandbLogger") for w in words
-                                    if b"andbLogger" in w)
+    name, or a module's last part): the other modules that mention wandb only in
+    longer names (`args.wandb_project`, `WANDB_MODE`) are not parsed
+    (tests/test_speed_prefilter.py)."""
+    return b"wandb" in words or any(w.endswith(b"WandbLogger") for w in words)
 
 
 def wandb_usage(job: Job) -> tuple:
