@@ -178,7 +178,7 @@ WANDB = {
 def test_wandb_reads_every_module_that_can_import_it(tmp_path, monkeypatch):
     """wandb_usage with its identifier pre-filter finds what it finds with every module
     of the job read, and never parses a module that only mentions wandb."""
-    from checks import wandb as wandb_check
+    from doctor.checks import wandb as wandb_check
     repo = _write(tmp_path, WANDB)
     job = Job(repo, env={}, static=True)
     found = wandb_check.wandb_usage(job)
