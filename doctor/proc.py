@@ -28,6 +28,38 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 NO_CWD_IMPORTS = "import sys; del sys.path[0]\n"
 
 
+# Variables the doctor set in its own process, for itself only (set_for_self) → the
+# user's value (None: unset). A child gets the user's value back (environ).
+_for_self: dict = {}
+
+
+def environ() -> dict:
+    """The environment a child gets: a copy of the doctor's own, as the user set it.
+
+    Every child is given one explicitly, never inherited (env=None). Python 3.11.6+ and
+    3.12 release the interpreter lock around vfork, so an inheriting child's execve reads
+    the C `environ` array while another thread may change it (`os.environ[k] = v` calls
+    setenv, which moves the array): execve then fails with EFAULT, "Bad address" (2,570
+    of 3,000 starts of /bin/true beside a thread setting variables, on 3.11.7; 0 with an
+    explicit env, whose array belongs to the starting thread). tests/test_proc_env.py."""
+    env = dict(os.environ)
+    for name, value in _for_self.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def set_for_self(name: str, value: str) -> None:
+    """Set a variable that only the doctor's own process should read (a library reads it
+    at import). In the main thread, before the threads that import that library: setenv
+    beside a thread that reads the C environment is a race (environ says why). Children
+    still get the user's value."""
+    _for_self.setdefault(name, os.environ.get(name))
+    os.environ[name] = value
+
+
 def tool_path(name: str, env: Optional[dict] = None) -> Optional[str]:
     """Where the program `name` is: itself when it names a path, else the first on the
     PATH of `env` (the doctor's own by default), searched in its absolute directories
@@ -177,11 +209,15 @@ def start(argv: list, env: Optional[dict] = None, cwd: Optional[str] = None,
                                 stderr=subprocess.PIPE,
                                 stdin=fed or (subprocess.DEVNULL if input is None
                                               else subprocess.PIPE),
-                                env=env, cwd=cwd, text=True, errors="replace",
-                                start_new_session=True)
+                                env=environ() if env is None else env, cwd=cwd, text=True,
+                                errors="replace", start_new_session=True)
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         _close(spooled)
         return CmdResult(None, "", f"{argv[0]}: not found", missing=True)
+    except (OSError, ValueError) as exc:   # E2BIG, ENOMEM, EAGAIN, a NUL in an argument:
+        _close(spooled)                      # this command failed, not the doctor
+        return CmdResult(None, "", f"{argv[0]}: cannot start: "
+                                   f"{getattr(exc, 'strerror', None) or exc}")
     finally:
         _close(fed)   # the child has its own descriptor of it
     _running.add(proc)

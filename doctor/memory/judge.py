@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from doctor import proc as doctor_proc
+
 GiB = 1 << 30
 MiB = 1 << 20
 
@@ -139,7 +141,8 @@ def run_child(job, spec: dict, timeout: float) -> dict:
 
     tmp = tempfile.mkdtemp(prefix="doctor-memory-")
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
+        env = {k: v for k, v in doctor_proc.environ().items()
+               if not k.startswith("TORCHELASTIC_")}
         env.update(PYTHONPATH=os.pathsep.join(rank_path(job.repo, env)), TMPDIR=tmp,
                    PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
                    CUDA_VISIBLE_DEVICES="")   # fake CPU tensors: no GPU context wanted

@@ -19,6 +19,7 @@ import zlib
 from typing import Any, Optional
 
 from doctor.multinode.plan import BEAT_S, GatherPlan
+from doctor.proc import set_for_self
 
 OWN_FDS = 256      # task 0's own files, pipes and sockets, besides one socket per node
 BATCH = 512        # documents per multi_get (bounds one reply at a few MiB)
@@ -53,21 +54,19 @@ class Link:
         self.opened_at = time.monotonic()
         self._ready = threading.Event()
         self._stop = threading.Event()
+        # c10d logs every connect retry with a C++ stack on stderr; the doctor reports the
+        # outcome in one line instead. c10 reads the level at torch's import, which happens
+        # in the thread below; the variable is set here, in the main thread, and for the
+        # doctor's own process only (proc.set_for_self says why)
+        if "TORCH_CPP_LOG_LEVEL" not in os.environ:
+            set_for_self("TORCH_CPP_LOG_LEVEL", "FATAL")
         self._thread = threading.Thread(target=self._open, name="gather-link", daemon=True)
         self._thread.start()
 
     def _open(self) -> None:
         p = self.plan
         try:
-            # c10d logs every connect retry with a C++ stack on stderr; the doctor
-            # reports the outcome in one line instead (read at torch's import)
-            saved = os.environ.get("TORCH_CPP_LOG_LEVEL")
-            os.environ["TORCH_CPP_LOG_LEVEL"] = saved or "FATAL"
-            try:
-                from torch.distributed import TCPStore
-            finally:
-                if saved is None:
-                    os.environ.pop("TORCH_CPP_LOG_LEVEL", None)
+            from torch.distributed import TCPStore
 
             if p.rank == 0:
                 self.fd_warning = raise_fd_limit(p.world)

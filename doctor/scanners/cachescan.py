@@ -32,7 +32,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from doctor.proc import NO_CWD_IMPORTS
+from doctor.proc import NO_CWD_IMPORTS, environ
 from doctor.scanners.torchsave import (NotRegularFile, PickleRefused,
                                        TorchSaveInfo, _checked,
                                        _pickle_problem, _Recorder, _ScanUnpickler,
@@ -330,7 +330,7 @@ def _work_in_process(inq: "queue.Queue", outq: "queue.Queue", stop: threading.Ev
                      lock: threading.Lock) -> None:
     """A worker thread that hands its chunks to a child process (serve): another core.
     When the child cannot start or dies, the thread does the work itself."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+    env = dict(environ(), PYTHONPATH=os.pathsep.join(
         p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p))
     try:
         child = subprocess.Popen(

@@ -133,7 +133,8 @@ class DataLauncher(Launcher):
             if plan.tmpdir and len(plan.tmpdir) > len(str(self.tmp)):
                 self.tmp = pad_dir(self.tmp, len(plan.tmpdir))
             self.started_at = time.time()
-            env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
+            env = {k: v for k, v in doctor_proc.environ().items()
+                   if not k.startswith("TORCHELASTIC_")}
             env.update(plan.env)
             env.update({
                 "PYTHONPATH": os.pathsep.join(rank_path(plan.repo, env)),

@@ -143,7 +143,8 @@ class Launcher:
     # ---- start ---------------------------------------------------------
     def env_for(self, rank: int, deadline: float) -> dict:
         assert self.dir is not None, "start() makes the run directory first"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHELASTIC_")}
+        env = {k: v for k, v in doctor_proc.environ().items()
+               if not k.startswith("TORCHELASTIC_")}
         paths = rank_path(self.plan.repo, env)
         env.update({
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(self.port),
