@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -83,12 +85,17 @@ def main() -> int:
     doctor = [sys.executable, "-m", "doctor", "run", "--repo", str(ROOT / "fixtures/demo"),
               "--format", "json"]
     seen: dict = {}
+    cpu: dict = {}   # name -> CPU seconds (user+sys of the whole process tree) per run
 
     def run(name: str, argv: list, cwd: Path) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp), str(cwd)]),
                    OMP_NUM_THREADS="1")
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         p = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True,
                            timeout=300)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.setdefault(name, []).append(after.ru_utime + after.ru_stime
+                                        - before.ru_utime - before.ru_stime)
         if name != "ddp":
             rep = json.loads(p.stdout)
             seen[name] = [(r["id"], r["status"]) for r in rep["results"]
@@ -126,6 +133,10 @@ def main() -> int:
         print(f"{name}: median {med[name]:.2f} s, min {low:.2f} s" + (
             "" if name == "ddp" else f", {med[name] / med['ddp']:.2f}x the 2-rank DDP launch"
             f" (min/min {low / min(times['ddp']):.2f}x)   {seen[name]}"))
+        c, base = cpu[name][1:], cpu["ddp"][1:]   # without the warm-up
+        ratio = statistics.median(c) / statistics.median(base)
+        print(f"    CPU (user+sys, process tree): median {statistics.median(c):.2f} s, min "
+              f"{min(c):.2f} s" + ("" if name == "ddp" else f", {ratio:.2f}x the launch's"))
     subprocess.run(["rm", "-rf", str(tmp)])
     return 0
 

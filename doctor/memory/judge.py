@@ -137,6 +137,7 @@ def room(gpu: int, ranks: int) -> int:
 def run_child(job, spec: dict, timeout: float) -> dict:
     """The child's JSON answer, or {ok: False, kind, reason} when it gave none."""
     from doctor import proc
+    from doctor.smoke import zygote
     from doctor.smoke.launcher import rank_path
 
     tmp = tempfile.mkdtemp(prefix="doctor-memory-")
@@ -146,8 +147,12 @@ def run_child(job, spec: dict, timeout: float) -> dict:
         env.update(PYTHONPATH=os.pathsep.join(rank_path(job.repo, env)), TMPDIR=tmp,
                    PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
                    CUDA_VISIBLE_DEVICES="")   # fake CPU tensors: no GPU context wanted
-        res = proc.run_cmd([sys.executable, "-m", "doctor.memory.child", json.dumps(spec)],
-                           timeout=timeout, env=env, cwd=str(job.repo), spool=True)
+        # through the warm torch process the smokes share (doctor/smoke/zygote.py), else
+        # as a process of its own
+        res = zygote.run_module(sys.executable, "doctor.memory.child", [json.dumps(spec)],
+                                cwd=str(job.repo), env=env, timeout=timeout, tmp=tmp) \
+            or proc.run_cmd([sys.executable, "-m", "doctor.memory.child", json.dumps(spec)],
+                            timeout=timeout, env=env, cwd=str(job.repo), spool=True)
     finally:
         import shutil
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,8 @@ from doctor import proc as doctor_proc
 from doctor.smoke import data_node as N
 from doctor.smoke import protocol as P
 from doctor.smoke.classify import Frame, is_user_frame, parse_dump, signal_name
-from doctor.smoke.launcher import REAPER, Launcher, _read, _read_events, rank_path
+from doctor.smoke import zygote
+from doctor.smoke.launcher import Launcher, _read, _read_events, rank_path, start_reaped
 
 FD_NEAR = 0.8     # of RLIMIT_NOFILE in use: near the limit the outcome varies from run to run
 SHM_NEAR = 0.8    # of the node's /dev/shm
@@ -149,15 +149,11 @@ class DataLauncher(Launcher):
                 N.ENV_NO_NAMESPACE: "" if plan.private_shm else
                 "smoke.data_private_shm is false in the settings"})
             env.setdefault("OMP_NUM_THREADS", "1")
-            out = open(self.dir / "node.out", "wb")
-            try:
-                self.procs.append(subprocess.Popen(
-                    [sys.executable, "-I", "-S", REAPER, str(P.exit_file(self.dir, 0)),
-                     plan.python, "-m", "doctor.smoke.data_node"],
-                    cwd=str(plan.repo), env=env, stdin=subprocess.DEVNULL, stdout=out,
-                    stderr=subprocess.STDOUT, start_new_session=True))
-            finally:
-                out.close()
+            with open(self.dir / "node.out", "wb") as out:
+                self.procs.append(start_reaped(
+                    plan.python, "doctor.smoke.data_node", cwd=str(plan.repo), env=env,
+                    out=out, exit_file=str(P.exit_file(self.dir, 0)),
+                    deadline=self.started_at + plan.timeout_s))
 
     def cleanup(self) -> None:
         super().cleanup()
@@ -166,6 +162,8 @@ class DataLauncher(Launcher):
         self.tmp = self.short_tmp = None
 
     def collect_data(self) -> tuple:
+        if any(getattr(proc, "lost", False) for proc in self.procs):
+            raise RuntimeError(zygote.LOST_TEXT)
         d = self.dir
         if d is None:
             raise RuntimeError("the data smoke was cancelled")

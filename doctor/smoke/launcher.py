@@ -23,10 +23,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from doctor import proc as doctor_proc
 from doctor.smoke import protocol as P
+from doctor.smoke import zygote
 
 POLL_S = 0.02
 # After the first rank fails, how long the others get to notice and exit on
@@ -124,6 +125,20 @@ def _read_events(path: Path) -> list:
     return out
 
 
+def start_reaped(python: str, module: str, *, cwd: str, env: dict, out: Any, exit_file: str,
+                 deadline: float) -> Any:
+    """`python -m module` under its reaper, in a session of its own, output to `out`: forked
+    by the zygote that imported torch once for all the smokes (doctor/smoke/zygote.py), else
+    started as a process of its own. A Popen or a zygote.Child (the same interface)."""
+    z = zygote.zygote_for(python, cwd, env, deadline)
+    child = z.spawn(module, [], cwd=cwd, env=env, out=out.fileno(), err=out.fileno(),
+                    exit_file=exit_file) if z is not None else None
+    return child or subprocess.Popen(
+        [sys.executable, "-I", "-S", REAPER, exit_file, python, "-m", module], cwd=cwd,
+        env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        start_new_session=True)
+
+
 class Launcher:
     """One smoke run: start() → wait() → collect(), cleanup() always."""
 
@@ -177,17 +192,11 @@ class Launcher:
             self.started_at = time.time()
             deadline = self.started_at + self.plan.timeout_s
             for rank in range(self.plan.world_size):
-                out = open(P.output_file(self.dir, rank), "wb")
-                try:
-                    proc = subprocess.Popen(
-                        [sys.executable, "-I", "-S", REAPER, str(P.exit_file(self.dir, rank)),
-                         self.plan.python, "-m", "doctor.smoke.worker"],
-                        cwd=str(self.plan.repo), env=self.env_for(rank, deadline),
-                        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                        start_new_session=True)
-                finally:
-                    out.close()
-                self.procs.append(proc)
+                with open(P.output_file(self.dir, rank), "wb") as out:
+                    self.procs.append(start_reaped(
+                        self.plan.python, "doctor.smoke.worker", cwd=str(self.plan.repo),
+                        env=self.env_for(rank, deadline), out=out,
+                        exit_file=str(P.exit_file(self.dir, rank)), deadline=deadline))
 
     # ---- watch ---------------------------------------------------------
     def wait(self) -> None:
@@ -281,6 +290,8 @@ class Launcher:
 
     # ---- collect and clean up -----------------------------------------
     def collect(self) -> list:
+        if any(getattr(proc, "lost", False) for proc in self.procs):
+            raise RuntimeError(zygote.LOST_TEXT)
         out = []
         for rank in range(len(self.procs)):
             if self.dir is None:

@@ -23,7 +23,7 @@ import shutil
 import signal
 import sys
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 ENV_PARENT = "DOCTOR_SMOKE_PARENT"   # doctor.smoke.protocol.ENV_PARENT (not importable here)
 PR_SET_PDEATHSIG = 1
@@ -108,18 +108,31 @@ def orphaned(exit_file: str) -> int:
 
 def main(argv: list) -> int:
     exit_file, program = argv[0], argv[1:]
+
+    def spawn(env: dict) -> int:
+        # the rank gets subprocess's defaults: no signal blocked, SIGPIPE and SIGXFSZ default
+        return os.posix_spawnp(program[0], program, env, setsigmask=(),
+                               setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+
+    return supervise(exit_file, spawn, dict(os.environ),
+                     int(os.environ.get(ENV_PARENT) or os.getppid()), program[0])
+
+
+def supervise(exit_file: str, spawn: Callable[[dict], int], env: dict, doctor: int,
+              what: str) -> int:
+    """Start the rank with `spawn(env)` (its pid), then watch it as the module docstring says.
+    `doctor` is the parent whose death ends the rank (the doctor, or the zygote that forked
+    this reaper: doctor/smoke/zygote.py)."""
     signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)  # taken one at a time, below
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    doctor = int(os.environ.get(ENV_PARENT) or os.getppid())
     if os.getppid() != doctor:  # the doctor died before PR_SET_PDEATHSIG took hold
         return orphaned(exit_file)
-    env = dict(os.environ, **{ENV_PARENT: str(os.getpid())})
-    try:  # the rank gets subprocess's defaults: no signal blocked, SIGPIPE and SIGXFSZ default
-        rank = os.posix_spawnp(program[0], program, env, setsigmask=(),
-                               setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))
+    env = dict(env, **{ENV_PARENT: str(os.getpid())})
+    try:
+        rank = spawn(env)
     except OSError as exc:
-        print(f"doctor: cannot start {program[0]}: {exc}", file=sys.stderr)
+        print(f"doctor: cannot start {what}: {exc}", file=sys.stderr)
         return 127
     status = None
     while status is None:

@@ -1,0 +1,523 @@
+"""One torch import for all the smokes: a warm parent (a "zygote", like multiprocessing's
+forkserver with preload) that imports torch once and forks the DDP smoke's ranks, the data
+smoke's node and the memory estimate's child.
+
+Each of those was a `python -m MODULE` of its own, and each paid torch's import (1.1-1.5 s of
+CPU): on 2 cores that alone kept `doctor run` above 1.2x a plain 2-rank DDP launch.
+
+`python -m doctor.smoke.zygote` (started by `zygote_for`, in the doctor's process) imports
+torch, torch.distributed and torch.nn and nothing more: no tensor op, so no thread pool and no
+CUDA/OpenMP state is forked (it reports its thread count; more than one and it is not used).
+Then, per request on its control socket, it forks a reaper (doctor/smoke/reaper.py's
+`supervise`, in a session of its own, as the doctor's own reapers are), and the reaper forks
+the child, which takes its own environment, cwd, stdout/stderr, argv and temp dir and runs
+its module as `__main__` (runpy), as `python -m MODULE` would. The reaper writes the same exit
+file; the zygote tells the doctor each reaper's end over the request's own socket, so the
+launcher watches a `Child` as it watches a Popen.
+
+The zygote is per interpreter, working directory and environment: a child whose python,
+cwd or environment differs (beyond the variables each child sets for itself, PER_CHILD) is
+started as before, and so is every child when the zygote cannot start (no torch, a thread at
+import, not Linux). If the zygote dies, every reaper it forked ends its child (their parent's
+death signal), and the doctor's `Child` reports the loss (`lost`): the smoke ends with an
+error, never a hang. The zygote ends when the doctor closes its socket or dies.
+`DOCTOR_NO_ZYGOTE=1` starts every child as before (for comparisons).
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any, Optional
+
+ENV_FD = "DOCTOR_ZYGOTE_FD"        # the zygote's end of its control socket
+ENV_OFF = "DOCTOR_NO_ZYGOTE"       # set: no zygote, every child started as before
+# A child's environment reaches the zygote's forked copy as os.environ (putenv), so whatever
+# is read after torch's import is the child's own. What torch, its libraries and the
+# interpreter read when they start or import (TORCH_CPP_LOG_LEVEL, OMP_NUM_THREADS,
+# PYTHONPATH, LD_PRELOAD, ...) must be the zygote's too: a child that differs in those is
+# started as before. These families are taken as read at start or import:
+IMPORT_TIME = ("TORCH", "PYTORCH", "PYTHON", "OMP_", "KMP_", "GOMP_", "MKL", "OPENBLAS",
+               "GOTO", "BLIS", "NUMPY", "NPY_", "DNNL", "ONEDNN", "LD_", "GLIBC", "MALLOC",
+               "CUDA", "CUBLAS", "CUDNN", "NVIDIA", "HIP", "ROCM", "HSA_", "AMD_", "KINETO",
+               "TRITON", "XLA", "ACCELERATE")
+# ...except these, which each child sets or which are read later:
+# TORCH_DISTRIBUTED_DEBUG is read at torch.distributed's import, so the child reads its own
+# again (set_debug_level_from_env); PYTHONUNBUFFERED the child applies to its std streams;
+# CUDA_VISIBLE_DEVICES and the allocator's *_ALLOC_CONF are read when CUDA is first used,
+# which the zygote never does; TMPDIR: tempfile's cached dir is reset in the child.
+PER_CHILD = {"TORCH_DISTRIBUTED_DEBUG", "PYTHONUNBUFFERED", "CUDA_VISIBLE_DEVICES",
+             "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
+             "TMPDIR"}
+RANK_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+READY_TIMEOUT_S = 90.0   # importing torch from a network filesystem can take a while
+REPLY_TIMEOUT_S = 10.0   # for the zygote to fork a reaper and name it
+LOST = 255               # a Child's returncode when the zygote died before reporting it
+
+
+def import_env(env: dict) -> dict:
+    """The part of `env` the zygote and its children must share."""
+    return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME) and k not in PER_CHILD}
+
+
+# ---- the doctor's side ----------------------------------------------------------------
+class Child:
+    """A reaper the zygote forked, with Popen's interface as the launcher uses it (pid,
+    returncode, poll, wait, send_signal). `lost`: the zygote died before it said how the
+    reaper ended (its returncode is then LOST, once the reaper is gone)."""
+
+    def __init__(self, conn: socket.socket, pid: int, args: Any):
+        self.conn, self.pid, self.args = conn, pid, args
+        self.returncode: Optional[int] = None
+        self.lost = False
+        self._buf = b""
+        try:
+            self._pidfd: Optional[int] = os.pidfd_open(pid)
+        except OSError:   # already gone
+            self._pidfd = None
+
+    def _pump(self, timeout: float) -> None:
+        if self.conn.fileno() < 0:
+            return
+        ready, _, _ = select.select([self.conn], [], [], timeout)
+        if not ready:
+            return
+        try:
+            data = self.conn.recv(4096)
+        except OSError:
+            data = b""
+        if not data:
+            self.conn.close()
+            if self.returncode is None:
+                self.lost = True
+            return
+        self._buf += data
+        while b"\n" in self._buf:
+            line, self._buf = self._buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if "returncode" in msg:
+                self.returncode = msg["returncode"]
+                self._close()
+
+    def _gone(self) -> bool:
+        if self._pidfd is None:
+            return True
+        return bool(select.select([self._pidfd], [], [], 0)[0])
+
+    def _close(self) -> None:
+        self.conn.close()
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def poll(self) -> Optional[int]:
+        if self.returncode is None:
+            self._pump(0)
+            if self.lost and self._gone():   # its reaper ended its child when the zygote died
+                self.returncode = LOST
+                self._close()
+        return self.returncode
+
+    def wait(self, timeout: Optional[float] = None) -> int:
+        end = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            left = 0.05 if end is None else min(0.05, end - time.monotonic())
+            if left <= 0:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+            if self.lost:
+                time.sleep(left)
+            else:
+                self._pump(left)
+        return self.returncode   # type: ignore[return-value]
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None and self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            except ProcessLookupError:
+                pass
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class Zygote:
+    def __init__(self, proc: subprocess.Popen, sock: socket.socket, key: tuple):
+        self.proc, self.sock, self.key = proc, sock, key
+        self.children: list = []
+        self.pending = 0   # zygote_for's callers that have not spawned yet
+        self._lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def busy(self) -> bool:
+        return self.pending > 0 or any(c.poll() is None for c in self.children)
+
+    def spawn(self, module: str, args: list, *, cwd: str, env: dict, out: int, err: int,
+              exit_file: str) -> Optional[Child]:
+        """Fork a reaper that runs `python -m module *args` as its child; None when the
+        zygote could not (it died): start the child as before."""
+        try:
+            return self._spawn(module, args, cwd, env, out, err, exit_file)
+        finally:
+            with _lock:
+                self.pending -= 1
+
+    def _spawn(self, module: str, args: list, cwd: str, env: dict, out: int, err: int,
+               exit_file: str) -> Optional[Child]:
+        req = {"module": module, "args": args, "cwd": cwd, "env": env, "exit_file": exit_file}
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._lock:
+                if not self.alive():
+                    return None
+                socket.send_fds(self.sock, [b"spawn"], [theirs.fileno(), out, err])
+            theirs.close()
+            mine.settimeout(REPLY_TIMEOUT_S)
+            mine.sendall(json.dumps(req).encode() + b"\n")   # the reaper reads it
+            buf = b""
+            while b"\n" not in buf:
+                data = mine.recv(4096)
+                if not data:
+                    raise OSError("the zygote closed the request")
+                buf += data
+            line, rest = buf.split(b"\n", 1)
+            mine.setblocking(True)
+        except OSError:
+            mine.close()
+            theirs.close()
+            return None
+        child = Child(mine, int(json.loads(line)["pid"]), [module, *args])
+        child._buf = rest
+        self.children.append(child)
+        return child
+
+    def close(self) -> None:
+        """Close its socket (it exits on that) and reap it; kill it if it does not exit."""
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+_lock = threading.Lock()
+_current: Optional[Zygote] = None
+_failed: set = set()     # keys whose zygote could not start: not tried again
+
+
+def usable() -> bool:
+    return (sys.platform.startswith("linux") and hasattr(os, "pidfd_open")
+            and hasattr(socket, "send_fds") and hasattr(signal, "pidfd_send_signal"))
+
+
+def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zygote]:
+    """The zygote that can fork a child of `python` in `cwd` with `env`: the running one,
+    or one started now (when none runs, or the running one is idle). None: start the child
+    as before."""
+    global _current
+    from doctor import proc as doctor_proc
+
+    if env.get(ENV_OFF) or doctor_proc.environ().get(ENV_OFF) or not usable():
+        return None
+    key = (python, os.path.realpath(cwd), tuple(sorted(import_env(env).items())))
+    with _lock:
+        z = _current
+        if z is not None and z.key == key and z.alive():
+            z.pending += 1
+            return z
+        if key in _failed or doctor_proc.stopping():
+            return None
+        if z is not None:
+            if z.alive() and z.busy():
+                return None   # another interpreter or environment is using it
+            _stop(z)
+            _current = None
+        z = _start(python, cwd, {k: v for k, v in env.items() if k not in PER_CHILD and k not in
+                                 RANK_VARS and not k.startswith("DOCTOR_")}, key, deadline)
+        if z is None:
+            _failed.add(key)
+        else:
+            z.pending += 1
+        _current = z
+        return z
+
+
+def _start(python: str, cwd: str, shared: dict, key: tuple,
+           deadline: float) -> Optional[Zygote]:
+    from doctor import proc as doctor_proc
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    env = dict(shared, **{ENV_FD: str(theirs.fileno())})
+    own_tmp = doctor_proc.environ().get("TMPDIR")   # it writes nothing there (checked)
+    if own_tmp:
+        env["TMPDIR"] = own_tmp
+    try:
+        proc = subprocess.Popen([python, "-m", "doctor.smoke.zygote"], cwd=cwd, env=env,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
+                                start_new_session=True)
+    except OSError:
+        mine.close()
+        theirs.close()
+        return None
+    theirs.close()
+    doctor_proc._running.add(proc)   # a signal kills it at once; the doctor's exit too
+    z = Zygote(proc, mine, key)
+    wait = max(1.0, min(READY_TIMEOUT_S, deadline - time.time()))
+    ready: dict = {}
+    if select.select([mine], [], [], wait)[0]:
+        try:
+            ready = json.loads(mine.recv(65536) or b"{}")
+        except (OSError, ValueError):
+            ready = {}
+    if not ready.get("ok") or ready.get("threads") != 1:
+        _stop(z)
+        return None
+    return z
+
+
+def _stop(z: Zygote) -> None:
+    from doctor import proc as doctor_proc
+
+    z.close()
+    doctor_proc._running.discard(z.proc)
+
+
+def close() -> None:
+    """End the zygote (the doctor's exit, and tests)."""
+    global _current
+    with _lock:
+        if _current is not None:
+            _stop(_current)
+        _current = None
+
+
+def run_module(python: str, module: str, args: list, *, cwd: str, env: dict,
+               timeout: float, tmp: str) -> Any:
+    """`run_cmd([python, "-m", module, *args])` through the zygote, under a reaper: a
+    doctor.proc.CmdResult, or None when there is no zygote for it (run it as before).
+    Its output and exit file go to `tmp`, which the caller removes."""
+    from doctor import proc as doctor_proc
+
+    z = zygote_for(python, cwd, env, time.time() + timeout)
+    if z is None:
+        return None
+    exit_file = os.path.join(tmp, "exit")
+    with open(os.path.join(tmp, "out"), "wb") as out, \
+            open(os.path.join(tmp, "err"), "wb") as err:
+        child = z.spawn(module, args, cwd=cwd, env=env, out=out.fileno(), err=err.fileno(),
+                        exit_file=exit_file)
+    if child is None:
+        return None
+    doctor_proc._running.add(child)   # a signal kills it at once, as run_cmd's children
+    timed_out = False
+    try:
+        try:
+            child.wait(timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            child.send_signal(signal.SIGTERM)   # the reaper ends it and all it started
+            try:
+                child.wait(15)
+            except subprocess.TimeoutExpired:
+                child.kill()
+    finally:
+        doctor_proc._running.discard(child)
+    if child.lost:
+        raise RuntimeError(LOST_TEXT)
+
+    def read(name: str) -> str:
+        try:
+            with open(os.path.join(tmp, name), errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return ""
+    try:
+        code = json.loads(read("exit"))["returncode"]
+    except (ValueError, KeyError, TypeError):
+        code = None
+    return doctor_proc.CmdResult(None if timed_out else code, read("out"), read("err"),
+                                 timed_out=timed_out)
+
+
+LOST_TEXT = ("the doctor's torch process (the zygote that forks the smokes' processes after "
+             "importing torch once) died while they ran: their processes were ended and the "
+             "result is unknown; run again, or with DOCTOR_NO_ZYGOTE=1")
+
+
+# ---- the zygote's side ----------------------------------------------------------------
+def serve() -> int:
+    ctl = socket.socket(fileno=int(os.environ.pop(ENV_FD)))
+    ready: dict = {"ok": False, "pid": os.getpid()}
+    try:
+        import torch  # noqa: F401
+        import torch.distributed  # noqa: F401
+        import torch.nn  # noqa: F401
+        ready.update(ok=True, threads=len(os.listdir("/proc/self/task")))
+    except BaseException as exc:
+        ready["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    ctl.send(json.dumps(ready).encode())
+    if not ready["ok"] or ready["threads"] != 1:
+        return 1
+    me = os.getpid()
+    conns: dict = {}     # reaper pid -> its request's socket
+    pidfds: dict = {}    # pidfd -> reaper pid
+    while True:
+        readable, _, _ = select.select([ctl, *pidfds], [], [], 1.0)
+        for fd in readable:
+            if fd in pidfds:
+                os.close(fd)
+                del pidfds[fd]
+        while conns:   # reap every reaper that ended; tell its doctor-side Child
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not pid:
+                break
+            conn = conns.pop(pid, None)
+            if conn is not None:
+                try:
+                    conn.sendall(json.dumps(
+                        {"returncode": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+                except OSError:
+                    pass
+                conn.close()
+        if ctl not in readable:
+            continue
+        try:
+            msg, fds, _, _ = socket.recv_fds(ctl, 64, 3)
+        except OSError:
+            break
+        if not msg:
+            break    # the doctor closed its end, or died: the reapers end with this process
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                code = _reaper(fds, me)
+            finally:
+                os._exit(code)
+        os.close(fds[1])
+        os.close(fds[2])
+        conn = socket.socket(fileno=fds[0])
+        try:
+            conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        except OSError:
+            pass
+        conns[pid] = conn
+        try:
+            pidfds[os.pidfd_open(pid)] = pid
+        except OSError:
+            pass
+    return 0
+
+
+def _reaper(fds: list, zygote: int) -> int:
+    """In the forked reaper: read the request, take the child's session, stdio and cwd,
+    then supervise the child as doctor/smoke/reaper.py does."""
+    from doctor.smoke import reaper
+
+    os.setsid()   # as start_new_session: ending the reaper's group ends the child's
+    conn_fd, out, err = fds
+    buf = b""
+    while not buf.endswith(b"\n"):
+        data = os.read(conn_fd, 1 << 20)
+        if not data:
+            return 127
+        buf += data
+    req = json.loads(buf)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    # Nothing of the zygote's stays open: its control socket, the other requests' sockets
+    # (a child of the doctor's starts with 0, 1 and 2 only: subprocess's close_fds)
+    os.closerange(3, _max_fd())
+    os.chdir(req["cwd"])
+
+    def fork(env: dict) -> int:
+        pid = os.fork()
+        if pid == 0:
+            os._exit(_run(req, env))
+        return pid
+
+    return reaper.supervise(req["exit_file"], fork, req["env"], zygote, req["module"])
+
+
+def _max_fd() -> int:
+    try:
+        return max(int(n) for n in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return os.sysconf("SC_OPEN_MAX")
+
+
+def _run(req: dict, env: dict) -> int:
+    """In the forked child: become `python -m MODULE ARGS` with `env`, and run it."""
+    import atexit
+    import io
+    import runpy
+    import tempfile
+
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())   # the reaper blocked them
+    os.environ.clear()
+    os.environ.update(env)
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    unbuffered = bool(env.get("PYTHONUNBUFFERED"))
+    for fd, name in ((1, "stdout"), (2, "stderr")):   # as the interpreter makes them
+        raw = io.FileIO(fd, "wb", closefd=False)
+        stream = io.TextIOWrapper(raw if unbuffered else io.BufferedWriter(raw),
+                                  encoding=getattr(sys, name).encoding,
+                                  errors="backslashreplace" if fd == 2 else "strict",
+                                  line_buffering=fd == 2 or raw.isatty(),
+                                  write_through=unbuffered)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+    tempfile.tempdir = None   # gettempdir() reads this child's TMPDIR
+    import multiprocessing.process as mp
+
+    mp.current_process().authkey = os.urandom(32)   # as a new process's own
+    if "numpy.random" in sys.modules:   # seeded at import: each process its own, as before
+        sys.modules["numpy.random"].seed()
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and hasattr(dist, "set_debug_level_from_env"):
+        dist.set_debug_level_from_env()   # TORCH_DISTRIBUTED_DEBUG is read at import
+    sys.argv = [sys.argv[0], *req["args"]]
+    code: Any = 0
+    try:
+        runpy.run_module(req["module"], run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    atexit._run_exitfuncs()
+    for std in (sys.stdout, sys.stderr):
+        try:
+            std.flush()
+        except Exception:
+            pass
+    return code
+
+
+if __name__ == "__main__":
+    code = serve()
+    os._exit(code)   # no interpreter teardown of torch

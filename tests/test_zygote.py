@@ -1,0 +1,162 @@
+"""The zygote (doctor/smoke/zygote.py): one torch import forks the smokes' processes. What a
+child forked from it sees must be what `python -m MODULE` sees, its end (a signal too) must
+reach the doctor, a zygote that dies must end everything it forked with a clear error, and a
+child it cannot serve must start as before. Real processes, real torch."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from doctor.smoke import zygote
+from doctor.smoke.launcher import Launcher, SmokePlan, start_reaped
+
+pytest.importorskip("torch")
+
+PROBE = '''
+import json, os, sys, tempfile
+out = {"name": __name__, "argv": sys.argv[1:], "cwd": os.getcwd(), "path": sys.path,
+       "tmp": tempfile.gettempdir(), "env": {k: os.environ.get(k) for k in
+       ("ZYG_MARK", "TMPDIR", "RANK", "DOCTOR_SMOKE_PARENT")},
+       "dont_write_bytecode": sys.dont_write_bytecode, "parent": os.getppid()}
+open(os.environ["ZYG_OUT"], "w").write(json.dumps(out))
+'''
+KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+SLEEP = ("import os, time\nopen(os.environ['ZYG_OUT'], 'w').write(str(os.getpid()))\n"
+         "time.sleep(60)\n")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    d = tmp_path_factory.mktemp("zrepo")
+    (d / "zyg_probe.py").write_text(PROBE)
+    (d / "zyg_kill.py").write_text(KILL)
+    (d / "zyg_sleep.py").write_text(SLEEP)
+    yield d
+    zygote.close()
+
+
+def base_env(repo: Path) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DOCTOR_", "PYTEST"))}
+    env.update(PYTHONPATH=os.pathsep.join([str(repo), str(Path(zygote.__file__).parents[2])]),
+               PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1")
+    return env
+
+
+def spawn(repo: Path, module: str, env: dict, run: Path, args=()):
+    z = zygote.zygote_for(sys.executable, str(repo), env, time.time() + 60)
+    assert z is not None, "the zygote did not start"
+    with open(run / "out", "wb") as out:
+        child = z.spawn(module, list(args), cwd=str(repo), env=env, out=out.fileno(),
+                        err=out.fileno(), exit_file=str(run / "exit"))
+    assert child is not None
+    return z, child
+
+
+def alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:][:1] not in (b"Z", b"X")
+
+
+def exit_of(run: Path) -> dict:
+    return json.loads((run / "exit").read_text())
+
+
+def test_a_forked_child_sees_what_python_m_sees(repo, tmp_path):
+    """Environment, cwd, TMPDIR (tempfile's cached dir too), sys.path, argv and __name__ are
+    the child's own: the same as a real `python -m` of the module with that environment."""
+    env = base_env(repo)
+    seen = {}
+    for how in ("zygote", "python -m"):
+        run = tmp_path / how.replace(" ", "")
+        tmp = run / "tmp"
+        tmp.mkdir(parents=True)
+        e = dict(env, ZYG_MARK=how, TMPDIR=str(tmp), RANK="1", ZYG_OUT=str(run / "probe.json"))
+        if how == "zygote":
+            _, child = spawn(repo, "zyg_probe", e, run, args=["a", "b"])
+            assert child.wait(30) == 0
+            assert exit_of(run)["returncode"] == 0
+        else:
+            subprocess.run([sys.executable, "-m", "zyg_probe", "a", "b"], cwd=repo, env=e,
+                           check=True, timeout=60)
+        seen[how] = json.loads((run / "probe.json").read_text())
+    z, p = seen["zygote"], seen["python -m"]
+    assert z["env"]["ZYG_MARK"] == "zygote" and z["env"]["RANK"] == "1"
+    assert z["tmp"] == z["env"]["TMPDIR"] == str(tmp_path / "zygote" / "tmp")
+    assert z["env"]["DOCTOR_SMOKE_PARENT"] == str(z["parent"])   # its reaper
+    for key in ("name", "argv", "cwd", "path", "dont_write_bytecode"):
+        assert z[key] == p[key], key
+
+
+def test_a_child_killed_by_a_signal_is_reported_as_such(repo, tmp_path):
+    _, child = spawn(repo, "zyg_kill", base_env(repo), tmp_path)
+    assert child.wait(30) == 0                       # the reaper's own exit
+    assert exit_of(tmp_path)["returncode"] == -signal.SIGSEGV
+    assert not child.lost
+
+
+def test_the_zygote_dying_ends_its_children_with_a_clear_error(repo, tmp_path):
+    """Killed mid-run: its reapers end their children, the doctor's Child says `lost`, the
+    launcher raises the error (no hang), and nothing is left running."""
+    run = tmp_path / "run"
+    run.mkdir()
+    env = dict(base_env(repo), ZYG_OUT=str(tmp_path / "pid"))
+    z, child = spawn(repo, "zyg_sleep", env, run)
+    end = time.time() + 30
+    while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+        assert time.time() < end
+        time.sleep(0.05)
+    pid = int((tmp_path / "pid").read_text())
+    os.kill(z.proc.pid, signal.SIGKILL)
+    assert child.wait(20) == zygote.LOST and child.lost
+    end = time.time() + 10
+    while alive(pid) or alive(child.pid):
+        assert time.time() < end, "the child or its reaper outlived the zygote"
+        time.sleep(0.05)
+    launcher = Launcher(SmokePlan(repo=repo))
+    launcher.procs, launcher.dir = [child], run
+    with pytest.raises(RuntimeError, match="zygote"):
+        launcher.collect()
+    assert not run.exists()      # the reaper removed the run dir, as when the doctor dies
+    zygote.close()
+
+
+def test_a_child_it_cannot_serve_starts_as_before(repo, tmp_path):
+    """Another python, or another value of a variable torch reads at import, while the
+    zygote serves a child: a process of its own (the reaper, a Popen)."""
+    env = dict(base_env(repo), ZYG_OUT=str(tmp_path / "pid"))
+    run = tmp_path / "run"
+    run.mkdir()
+    z, child = spawn(repo, "zyg_sleep", env, run)
+    try:
+        other = tmp_path / "python"
+        other.symlink_to(sys.executable)
+        assert zygote.zygote_for(str(other), str(repo), env, time.time() + 60) is None
+        assert zygote.zygote_for(sys.executable, str(repo), dict(env, TORCH_CPP_LOG_LEVEL="INFO"),
+                                 time.time() + 60) is None
+        assert zygote.zygote_for(sys.executable, str(repo), dict(env, SLURM_JOB_ID="7"),
+                                 time.time() + 60) is z       # read later: the child's own
+        z.pending -= 1
+        with open(tmp_path / "out", "wb") as out:
+            proc = start_reaped(str(other), "zyg_probe", cwd=str(repo),
+                                env=dict(env, ZYG_OUT=str(tmp_path / "p.json")), out=out,
+                                exit_file=str(tmp_path / "exit"), deadline=time.time() + 60)
+        assert isinstance(proc, subprocess.Popen)
+        assert proc.wait(60) == 0 and exit_of(tmp_path)["returncode"] == 0
+    finally:
+        child.send_signal(signal.SIGTERM)
+        child.wait(20)
+
+
+def test_off_switch(repo):
+    env = dict(base_env(repo), DOCTOR_NO_ZYGOTE="1")
+    assert zygote.zygote_for(sys.executable, str(repo), env, time.time() + 60) is None
