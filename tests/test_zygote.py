@@ -27,7 +27,8 @@ out = {"name": __name__, "argv": sys.argv[1:], "cwd": os.getcwd(), "path": sys.p
        "dont_write_bytecode": sys.dont_write_bytecode, "parent": os.getppid()}
 open(os.environ["ZYG_OUT"], "w").write(json.dumps(out))
 '''
-KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+KILL = ("import os, signal, sys, time\nos.kill(os.getpid(), getattr(signal, sys.argv[1]))\n"
+        "time.sleep(5)\n")
 SLEEP = ("import os, time\nopen(os.environ['ZYG_OUT'], 'w').write(str(os.getpid()))\n"
          "time.sleep(60)\n")
 
@@ -97,10 +98,13 @@ def test_a_forked_child_sees_what_python_m_sees(repo, tmp_path):
         assert z[key] == p[key], key
 
 
-def test_a_child_killed_by_a_signal_is_reported_as_such(repo, tmp_path):
-    _, child = spawn(repo, "zyg_kill", base_env(repo), tmp_path)
+@pytest.mark.parametrize("sig", ["SIGSEGV", "SIGTERM"])
+def test_a_child_killed_by_a_signal_is_reported_as_such(repo, tmp_path, sig):
+    """A native crash, and a signal the reaper itself takes (blocked in the reaper, so it
+    must be unblocked in the child it forks)."""
+    _, child = spawn(repo, "zyg_kill", base_env(repo), tmp_path, args=[sig])
     assert child.wait(30) == 0                       # the reaper's own exit
-    assert exit_of(tmp_path)["returncode"] == -signal.SIGSEGV
+    assert exit_of(tmp_path)["returncode"] == -getattr(signal, sig)
     assert not child.lost
 
 

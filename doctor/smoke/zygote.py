@@ -55,6 +55,8 @@ IMPORT_TIME = ("TORCH", "PYTORCH", "PYTHON", "OMP_", "KMP_", "GOMP_", "MKL", "OP
 PER_CHILD = {"TORCH_DISTRIBUTED_DEBUG", "PYTHONUNBUFFERED", "CUDA_VISIBLE_DEVICES",
              "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
              "TMPDIR"}
+# Not given to the zygote: the first child's rank and run (each child has its own).
+RUN_VARS = ("DOCTOR_SMOKE_", "DOCTOR_DATA_")
 RANK_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
 READY_TIMEOUT_S = 90.0   # importing torch from a network filesystem can take a while
 REPLY_TIMEOUT_S = 10.0   # for the zygote to fork a reaper and name it
@@ -242,7 +244,7 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
             _stop(z)
             _current = None
         z = _start(python, cwd, {k: v for k, v in env.items() if k not in PER_CHILD and k not in
-                                 RANK_VARS and not k.startswith("DOCTOR_")}, key, deadline)
+                                 RANK_VARS and not k.startswith(RUN_VARS)}, key, deadline)
         if z is None:
             _failed.add(key)
         else:
