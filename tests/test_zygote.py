@@ -147,6 +147,14 @@ def test_a_child_it_cannot_serve_starts_as_before(repo, tmp_path):
         assert zygote.zygote_for(str(other), str(repo), env, time.time() + 60) is None
         assert zygote.zygote_for(sys.executable, str(repo), dict(env, TORCH_CPP_LOG_LEVEL="INFO"),
                                  time.time() + 60) is None
+        # a variable outside the families that torch's Python code reads at import
+        # (torch 2.13: FX_PATCH_GETITEM, COMPILE_STROBELIGHT_*): recorded, and must match
+        read = [n for n in z.reads if not n.startswith(zygote.IMPORT_TIME)
+                and n not in zygote.PER_CHILD]
+        assert read, z.reads
+        assert zygote.zygote_for(sys.executable, str(repo),
+                                 dict(env, **{read[0]: (env.get(read[0]) or "") + "x"}),
+                                 time.time() + 60) is None
         assert zygote.zygote_for(sys.executable, str(repo), dict(env, SLURM_JOB_ID="7"),
                                  time.time() + 60) is z       # read later: the child's own
         z.pending -= 1
@@ -164,3 +172,22 @@ def test_a_child_it_cannot_serve_starts_as_before(repo, tmp_path):
 def test_off_switch(repo):
     env = dict(base_env(repo), DOCTOR_NO_ZYGOTE="1")
     assert zygote.zygote_for(sys.executable, str(repo), env, time.time() + 60) is None
+
+
+def test_the_zygote_leaves_no_temp_dir(repo, tmp_path):
+    """The zygote's own TMPDIR (for what a torch may write at import: torch._dynamo makes
+    $TMPDIR/torchinductor_$USER) goes with it, whether the doctor closes it or dies (its
+    socket's end)."""
+    env = base_env(repo)
+    for how in ("closed", "doctor gone"):
+        z, child = spawn(repo, "zyg_probe", dict(env, ZYG_OUT=str(tmp_path / "p.json")),
+                         tmp_path)
+        child.wait(30)
+        assert Path(z.tmp).is_dir()
+        if how == "closed":
+            zygote.close()
+        else:   # as when the doctor is killed: its end of the socket closes, nothing else
+            z.sock.close()
+            z.proc.wait(10)
+            zygote._current = None
+        assert not Path(z.tmp).exists(), how

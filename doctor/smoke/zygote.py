@@ -25,6 +25,7 @@ error, never a hang. The zygote ends when the doctor closes its socket or dies.
 """
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -38,6 +39,14 @@ from typing import Any, Optional
 
 ENV_FD = "DOCTOR_ZYGOTE_FD"        # the zygote's end of its control socket
 ENV_OFF = "DOCTOR_NO_ZYGOTE"       # set: no zygote, every child started as before
+ENV_TMP = "DOCTOR_ZYGOTE_TMP"      # the zygote's own TMPDIR, which it removes when it ends
+# What the zygote imports. Not torch._dynamo, though the first DDP or optimizer step of each
+# child imports it (~800 modules with sympy, as much CPU again as torch itself): preloaded,
+# 2 of 6 demo runs hung in the DDP smoke's destroy_process_group while the data smoke ran
+# (0 of 14 without it). Its import also makes $TMPDIR/torchinductor_$USER and binds
+# DynamoCache there: the zygote has a TMPDIR of its own, removed with it, for any torch that
+# writes at import.
+PRELOAD = ("torch", "torch.distributed", "torch.nn")
 # A child's environment reaches the zygote's forked copy as os.environ (putenv), so whatever
 # is read after torch's import is the child's own. What torch, its libraries and the
 # interpreter read when they start or import (TORCH_CPP_LOG_LEVEL, OMP_NUM_THREADS,
@@ -54,7 +63,10 @@ IMPORT_TIME = ("TORCH", "PYTORCH", "PYTHON", "OMP_", "KMP_", "GOMP_", "MKL", "OP
 # which the zygote never does; TMPDIR: tempfile's cached dir is reset in the child.
 PER_CHILD = {"TORCH_DISTRIBUTED_DEBUG", "PYTHONUNBUFFERED", "CUDA_VISIBLE_DEVICES",
              "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
-             "TMPDIR"}
+             "TMPDIR", "TEMP", "TMP", "TORCHINDUCTOR_CACHE_DIR"}
+# Beyond these families, the zygote records every variable Python code reads while it
+# imports (torch._dynamo reads CI, CXX, HOME, USER, SYMPY_*, ...): a child must have the
+# zygote's value of each of them too (`Zygote.serves`).
 # Not given to the zygote: the first child's rank and run (each child has its own).
 RUN_VARS = ("DOCTOR_SMOKE_", "DOCTOR_DATA_")
 RANK_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
@@ -150,11 +162,18 @@ class Child:
 
 
 class Zygote:
-    def __init__(self, proc: subprocess.Popen, sock: socket.socket, key: tuple):
-        self.proc, self.sock, self.key = proc, sock, key
+    def __init__(self, proc: subprocess.Popen, sock: socket.socket, key: tuple, env: dict,
+                 tmp: str):
+        self.proc, self.sock, self.key, self.env, self.tmp = proc, sock, key, env, tmp
+        self.reads: list = []   # the variables its imports read (Python code's reads)
         self.children: list = []
         self.pending = 0   # zygote_for's callers that have not spawned yet
         self._lock = threading.Lock()
+
+    def serves(self, key: tuple, env: dict) -> bool:
+        """Whether a child with this key and environment may be forked from it."""
+        return self.key == key and all(env.get(name) == self.env.get(name)
+                                       for name in self.reads if name not in PER_CHILD)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
@@ -203,12 +222,15 @@ class Zygote:
 
     def close(self) -> None:
         """Close its socket (it exits on that) and reap it; kill it if it does not exit."""
+        import shutil
+
         self.sock.close()
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 _lock = threading.Lock()
@@ -234,6 +256,8 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
     with _lock:
         z = _current
         if z is not None and z.key == key and z.alive():
+            if not z.serves(key, env):
+                return None
             z.pending += 1
             return z
         if key in _failed or doctor_proc.stopping():
@@ -257,11 +281,12 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
            deadline: float) -> Optional[Zygote]:
     from doctor import proc as doctor_proc
 
+    import shutil
+    import tempfile
+
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    env = dict(shared, **{ENV_FD: str(theirs.fileno())})
-    own_tmp = doctor_proc.environ().get("TMPDIR")   # it writes nothing there (checked)
-    if own_tmp:
-        env["TMPDIR"] = own_tmp
+    tmp = tempfile.mkdtemp(prefix="doctor-zygote-")
+    env = dict(shared, **{ENV_FD: str(theirs.fileno()), ENV_TMP: tmp, "TMPDIR": tmp})
     try:
         proc = subprocess.Popen([python, "-m", "doctor.smoke.zygote"], cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -270,10 +295,11 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
     except OSError:
         mine.close()
         theirs.close()
+        shutil.rmtree(tmp, ignore_errors=True)
         return None
     theirs.close()
     doctor_proc._running.add(proc)   # a signal kills it at once; the doctor's exit too
-    z = Zygote(proc, mine, key)
+    z = Zygote(proc, mine, key, shared, tmp)
     wait = max(1.0, min(READY_TIMEOUT_S, deadline - time.time()))
     ready: dict = {}
     if select.select([mine], [], [], wait)[0]:
@@ -284,6 +310,7 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
     if not ready.get("ok") or ready.get("threads") != 1:
         _stop(z)
         return None
+    z.reads = list(ready.get("reads") or [])
     return z
 
 
@@ -294,6 +321,7 @@ def _stop(z: Zygote) -> None:
     doctor_proc._running.discard(z.proc)
 
 
+@atexit.register
 def close() -> None:
     """End the zygote (the doctor's exit, and tests)."""
     global _current
@@ -358,15 +386,43 @@ LOST_TEXT = ("the doctor's torch process (the zygote that forks the smokes' proc
 
 # ---- the zygote's side ----------------------------------------------------------------
 def serve() -> int:
+    import shutil
+
     ctl = socket.socket(fileno=int(os.environ.pop(ENV_FD)))
-    ready: dict = {"ok": False, "pid": os.getpid()}
+    tmp = os.environ.pop(ENV_TMP, "")
     try:
-        import torch  # noqa: F401
-        import torch.distributed  # noqa: F401
-        import torch.nn  # noqa: F401
-        ready.update(ok=True, threads=len(os.listdir("/proc/self/task")))
+        return _serve(ctl)
+    finally:
+        if tmp and os.getpid() == ZYGOTE_PID:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+ZYGOTE_PID = os.getpid()
+
+
+def _serve(ctl: socket.socket) -> int:
+    import importlib
+
+    ready: dict = {"ok": False, "pid": os.getpid()}
+    reads: set = set()
+    environ = type(os.environ)
+    getitem = environ.__getitem__
+
+    def recording(self: Any, name: str) -> Any:   # os.environ[...], .get, getenv, `in`
+        reads.add(name)
+        return getitem(self, name)
+
+    environ.__getitem__ = recording   # type: ignore[method-assign]
+    try:
+        for name in PRELOAD:
+            if name == "torch._dynamo" and os.environ.get("TORCH_CACHING_PRECOMPILE") == "1":
+                continue
+            importlib.import_module(name)
+        ready.update(ok=True, threads=len(os.listdir("/proc/self/task")), reads=sorted(reads))
     except BaseException as exc:
         ready["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+    finally:
+        environ.__getitem__ = getitem   # type: ignore[method-assign]
     ctl.send(json.dumps(ready).encode())
     if not ready["ok"] or ready["threads"] != 1:
         return 1
