@@ -43,7 +43,7 @@ ENV_TMP = "DOCTOR_ZYGOTE_TMP"      # the zygote's own TMPDIR, which it removes w
 # What the zygote imports. Not torch._dynamo, though the first DDP or optimizer step of each
 # child imports it (~800 modules with sympy, as much CPU again as torch itself): preloaded,
 # 2 of 6 demo runs hung in the DDP smoke's destroy_process_group while the data smoke ran
-# (0 of 14 without it). Its import also makes $TMPDIR/torchinductor_$USER and binds
+# (0 of 6 in the same loop without it). Its import also makes $TMPDIR/torchinductor_$USER and binds
 # DynamoCache there: the zygote has a TMPDIR of its own, removed with it, for any torch that
 # writes at import.
 PRELOAD = ("torch", "torch.distributed", "torch.nn")
@@ -65,7 +65,7 @@ PER_CHILD = {"TORCH_DISTRIBUTED_DEBUG", "PYTHONUNBUFFERED", "CUDA_VISIBLE_DEVICE
              "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF",
              "TMPDIR", "TEMP", "TMP", "TORCHINDUCTOR_CACHE_DIR"}
 # Beyond these families, the zygote records every variable Python code reads while it
-# imports (torch._dynamo reads CI, CXX, HOME, USER, SYMPY_*, ...): a child must have the
+# imports (torch 2.13: FX_PATCH_GETITEM, COMPILE_STROBELIGHT_*, ...): a child must have the
 # zygote's value of each of them too (`Zygote.serves`).
 # Not given to the zygote: the first child's rank and run (each child has its own).
 RUN_VARS = ("DOCTOR_SMOKE_", "DOCTOR_DATA_")
