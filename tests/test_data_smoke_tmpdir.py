@@ -81,3 +81,20 @@ def test_file_system_sharing_is_no_fix_it_fails_sooner(tmp_path):
     assert "train.sbatch:6: error[data-smoke]" in text, text
     assert "Shorten TMPDIR to 73 bytes" in f["fix"]
     box.assert_clean()
+
+
+def test_lost_batches_end_the_smoke_without_waiting_for_its_deadline(tmp_path):
+    """Once a worker says "AF_UNIX path too long" and no batch comes for 3 s, the rank stops
+    there: the same finding in seconds, not after data_timeout_s (seen failing: 60 s)."""
+    box = Sandbox("fail_deep_tmpdir", tmp_path)
+    config = box.repo / "doctor.yaml"
+    config.write_text(config.read_text().replace("data_timeout_s: 10", "data_timeout_s: 60"))
+    code, doc, _ = box.run()
+    result = result_of(doc, "data-smoke")
+    assert (code, result["status"]) == (1, "fail"), result
+    (f,) = result["findings"]
+    assert f["data"]["kind"] == "socket-path-too-long" and f["data"]["ranks"] == [0, 1]
+    facts = doc["facts"]["data_smoke"]
+    assert facts["timeout_s"] == 60 and not facts["deadline_hit"]
+    assert facts["duration_s"] < 30, facts["duration_s"]
+    box.assert_clean()

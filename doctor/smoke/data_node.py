@@ -37,6 +37,7 @@ MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 16384, 1 << 18
 SHM = "/dev/shm"
 SAMPLE_S = 0.05
 DUMP_WAIT_S = 0.5    # for the workers' stack dumps after SIGUSR1
+SOCKET_GRACE_S = 3.0  # after "AF_UNIX path too long" with no batch since: the loader hangs
 MAX_AUTO_BATCHES = 128
 MAX_SHAPES = 16      # of the first batch's tensors, for the report (the memory estimate's batch)
 JOINED_KEY = "doctor/joined"   # ranks out of init_process_group (wait_joined)
@@ -343,6 +344,40 @@ def wait_joined(store: Any, ranks: int, deadline: float) -> None:
         time.sleep(0.005)
 
 
+class SocketSaid:
+    """Whether the rank's output (its workers' too) holds "AF_UNIX path too long": a worker
+    could not bind the socket that passes a batch's descriptors (TMPDIR too deep), its
+    feeder thread died with the batch, and the loader waits for that batch until the
+    deadline. `lost_for(progress)`: the seconds since the text appeared with `progress` (the
+    rank's phase and batch) unchanged, so that the smoke ends there instead of waiting out
+    its deadline (60 s by default) for the same finding."""
+
+    TEXT = b"af_unix path too long"
+
+    def __init__(self, path: Path):
+        self.path, self.offset, self.tail = path, 0, b""
+        self.since: Optional[float] = None
+        self.progress: Any = None
+
+    def lost_for(self, progress: Any) -> float:
+        if self.since is None:
+            try:
+                with open(self.path, "rb") as fh:
+                    fh.seek(self.offset)
+                    data = fh.read(1 << 20)
+            except OSError:
+                return 0.0
+            self.offset += len(data)
+            seen = (self.tail + data).lower()
+            self.tail = seen[-len(self.TEXT):]
+            if self.TEXT not in seen:
+                return 0.0
+            self.since, self.progress = time.time(), progress
+        if progress != self.progress:   # a batch came after all: wait again from here
+            self.since, self.progress = time.time(), progress
+        return time.time() - self.since
+
+
 def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     out = os.open(Path(run_dir) / f"rank{rank}.out", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     os.dup2(out, 1)   # the rank's and its workers' output, apart from the other ranks'
@@ -363,15 +398,20 @@ def rank_main(run_dir: str, rank: int, ranks: int) -> int:
     limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
     emit("start", pid=os.getpid(), main_thread=threading.get_ident(), fd_limit=limit)
 
+    said = SocketSaid(Path(run_dir) / f"rank{rank}.out")
+
     def watch() -> None:
-        """Sample the fds of the rank and its workers; at the deadline (a hang) dump every
-        stack, theirs and ours, and leave."""
+        """Sample the fds of the rank and its workers; at the deadline (a hang), or once a
+        worker said its socket path is too long and no batch came since, dump every stack,
+        theirs and ours, and leave."""
         while time.time() < deadline - 2.0:
             pids = ["self"] + [w[1] for w in worker_states(state["it"]) if w[1]]
             counts = [c for p in pids if (c := fd_count(p)) is not None]
             if counts and max(counts) > state["fd_peak"]:
                 state["fd_peak"] = max(counts)
                 emit("fds", peak=state["fd_peak"], limit=limit)
+            if said.lost_for((state["phase"], state["batch"])) >= SOCKET_GRACE_S:
+                break
             time.sleep(SAMPLE_S)
         workers = worker_states(state["it"])
         emit("hang", phase=state["phase"], batch=state["batch"], workers=workers,
