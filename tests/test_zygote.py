@@ -191,3 +191,46 @@ def test_the_zygote_leaves_no_temp_dir(repo, tmp_path):
             z.proc.wait(10)
             zygote._current = None
         assert not Path(z.tmp).exists(), how
+
+
+SETMODEL = '''
+import os, torch
+from pathlib import Path
+
+NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"}
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        # parameter order follows the set's iteration order: the hash seed's
+        self.layers = torch.nn.ModuleDict({n: torch.nn.Linear(4, 3 + i) for i, n in
+                                           enumerate(sorted(NAMES, key=len))})
+        self.layers = torch.nn.ModuleDict({n: self.layers[n] for n in NAMES})
+
+    def forward(self, x):
+        return sum(layer(x).sum() for layer in self.layers.values())
+
+
+def build():
+    Path(os.path.dirname(__file__), "hash-" + os.environ["RANK"]).write_text(str(hash("x")))
+    return M(), torch.randn(2, 4)
+'''
+
+
+def test_ranks_keep_their_own_hash_seed(tmp_path, monkeypatch):
+    """A model whose parameter order follows a set's iteration order fails real DDP (each
+    process its own hash seed): the smoke must fail it too, so at most one rank is forked
+    from the zygote (whose hash seed it would share)."""
+    from doctor.smoke.launcher import run_smoke
+
+    (tmp_path / "setmodel.py").write_text(SETMODEL)
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    monkeypatch.delenv(zygote.ENV_OFF, raising=False)
+    try:
+        run = run_smoke(SmokePlan(repo=tmp_path, model="setmodel:build", timeout_s=60))
+    finally:
+        zygote.close()
+    seeds = {(tmp_path / f"hash-{r}").read_text() for r in range(2)}
+    assert len(seeds) == 2, "the ranks shared one hash seed"
+    assert any(r.returncode != 0 for r in run.ranks), [r.output for r in run.ranks]

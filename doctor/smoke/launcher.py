@@ -126,11 +126,12 @@ def _read_events(path: Path) -> list:
 
 
 def start_reaped(python: str, module: str, *, cwd: str, env: dict, out: Any, exit_file: str,
-                 deadline: float) -> Any:
+                 deadline: float, fork: bool = True) -> Any:
     """`python -m module` under its reaper, in a session of its own, output to `out`: forked
     by the zygote that imported torch once for all the smokes (doctor/smoke/zygote.py), else
-    started as a process of its own. A Popen or a zygote.Child (the same interface)."""
-    z = zygote.zygote_for(python, cwd, env, deadline)
+    (or when not `fork`) started as a process of its own. A Popen or a zygote.Child (the
+    same interface)."""
+    z = zygote.zygote_for(python, cwd, env, deadline) if fork else None
     child = z.spawn(module, [], cwd=cwd, env=env, out=out.fileno(), err=out.fileno(),
                     exit_file=exit_file) if z is not None else None
     return child or subprocess.Popen(
@@ -192,11 +193,16 @@ class Launcher:
             self.started_at = time.time()
             deadline = self.started_at + self.plan.timeout_s
             for rank in range(self.plan.world_size):
+                # Forked ranks share the zygote's hash seed, where the job's each have
+                # their own: a model whose parameter order follows a set's iteration order
+                # fails real DDP, so only rank 0 is forked unless the seed is fixed anyway
+                env = self.env_for(rank, deadline)
                 with open(P.output_file(self.dir, rank), "wb") as out:
                     self.procs.append(start_reaped(
                         self.plan.python, "doctor.smoke.worker", cwd=str(self.plan.repo),
-                        env=self.env_for(rank, deadline), out=out,
-                        exit_file=str(P.exit_file(self.dir, rank)), deadline=deadline))
+                        env=env, out=out,
+                        exit_file=str(P.exit_file(self.dir, rank)), deadline=deadline,
+                        fork=rank == 0 or zygote.fixed_hash_seed(env)))
 
     # ---- watch ---------------------------------------------------------
     def wait(self) -> None:

@@ -80,6 +80,12 @@ def import_env(env: dict) -> dict:
     return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME) and k not in PER_CHILD}
 
 
+def fixed_hash_seed(env: dict) -> bool:
+    """Whether processes with `env` all get the same hash seed (PYTHONHASHSEED an integer),
+    so that more than one of them may be forked from the zygote (which then has it too)."""
+    return (env.get("PYTHONHASHSEED") or "random").isdigit()
+
+
 # ---- the doctor's side ----------------------------------------------------------------
 class Child:
     """A reaper the zygote forked, with Popen's interface as the launcher uses it (pid,
