@@ -234,3 +234,23 @@ def test_ranks_keep_their_own_hash_seed(tmp_path, monkeypatch):
     seeds = {(tmp_path / f"hash-{r}").read_text() for r in range(2)}
     assert len(seeds) == 2, "the ranks shared one hash seed"
     assert any(r.returncode != 0 for r in run.ranks), [r.output for r in run.ranks]
+
+
+def test_a_late_reply_does_not_run_the_child_twice(repo, tmp_path, monkeypatch):
+    """The zygote answers after the doctor gave up on it (and started the child as before):
+    the reaper it forked must not run the child as well."""
+    env = dict(base_env(repo), ZYG_OUT=str(tmp_path / "p.json"))
+    z = zygote.zygote_for(sys.executable, str(repo), env, time.time() + 60)
+    assert z is not None
+    monkeypatch.setattr(zygote, "REPLY_TIMEOUT_S", 1.0)
+    os.kill(z.proc.pid, signal.SIGSTOP)
+    try:
+        with open(tmp_path / "out", "wb") as out:
+            child = z.spawn("zyg_probe", [], cwd=str(repo), env=env, out=out.fileno(),
+                            err=out.fileno(), exit_file=str(tmp_path / "exit"))
+        assert child is None
+    finally:
+        os.kill(z.proc.pid, signal.SIGCONT)
+    time.sleep(3)   # the reaper, had it gone on, would have run the probe by now
+    assert not (tmp_path / "p.json").exists(), "the child ran although the doctor gave up"
+    assert z.alive()

@@ -72,6 +72,7 @@ RUN_VARS = ("DOCTOR_SMOKE_", "DOCTOR_DATA_")
 RANK_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
 READY_TIMEOUT_S = 90.0   # importing torch from a network filesystem can take a while
 REPLY_TIMEOUT_S = 10.0   # for the zygote to fork a reaper and name it
+GO = b"g"   # the doctor has the reaper's pid: it may start the child
 LOST = 255               # a Child's returncode when the zygote died before reporting it
 
 
@@ -216,6 +217,7 @@ class Zygote:
                     raise OSError("the zygote closed the request")
                 buf += data
             line, rest = buf.split(b"\n", 1)
+            mine.sendall(GO)   # only now may the reaper fork the child (see _reaper)
             mine.setblocking(True)
         except OSError:
             mine.close()
@@ -497,13 +499,19 @@ def _reaper(fds: list, zygote: int) -> int:
 
     os.setsid()   # as start_new_session: ending the reaper's group ends the child's
     conn_fd, out, err = fds
+    # The request, then GO: the doctor sends GO once it has this reaper's pid. One that
+    # gave up waiting for it (REPLY_TIMEOUT_S) closed its end and started the child as
+    # before: then nothing runs here, or the child would run twice.
     buf = b""
-    while not buf.endswith(b"\n"):
+    while b"\n" not in buf or buf.endswith(b"\n"):
         data = os.read(conn_fd, 1 << 20)
         if not data:
             return 127
         buf += data
-    req = json.loads(buf)
+    line, rest = buf.split(b"\n", 1)
+    if not rest.startswith(GO):
+        return 127
+    req = json.loads(line)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out, 1)
