@@ -254,3 +254,41 @@ def test_a_late_reply_does_not_run_the_child_twice(repo, tmp_path, monkeypatch):
     time.sleep(3)   # the reaper, had it gone on, would have run the probe by now
     assert not (tmp_path / "p.json").exists(), "the child ran although the doctor gave up"
     assert z.alive()
+
+
+def test_a_child_is_watched_from_several_threads(repo, tmp_path):
+    """The smoke's thread waits on its ranks while the main thread's cleanup signals and
+    waits on them, and busy() looks at every check's children: no EBADF from a socket or
+    pidfd another thread closed, and every thread sees the same end."""
+    import threading
+
+    env = dict(base_env(repo), ZYG_OUT=str(tmp_path / "pid"))
+    errors: list = []
+    for _ in range(6):
+        (tmp_path / "pid").unlink(missing_ok=True)
+        z, child = spawn(repo, "zyg_sleep", env, tmp_path)
+        end = time.time() + 30
+        while not (tmp_path / "pid").exists() or not (tmp_path / "pid").read_text():
+            assert time.time() < end
+            time.sleep(0.05)
+
+        def watch(how: str) -> None:
+            try:
+                if how == "wait":
+                    child.wait(30)
+                while child.poll() is None:
+                    z.busy()
+                    child.send_signal(0)
+            except Exception as exc:   # noqa: BLE001 - any is the failure
+                errors.append(repr(exc))
+
+        threads = [threading.Thread(target=watch, args=(how,))
+                   for how in ("wait", "poll", "poll", "poll")]
+        for t in threads:
+            t.start()
+        time.sleep(0.3)
+        child.send_signal(signal.SIGTERM)
+        for t in threads:
+            t.join(30)
+        assert child.returncode not in (None, zygote.LOST) and not child.lost, child.returncode
+        assert not errors, errors

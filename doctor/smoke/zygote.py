@@ -98,12 +98,20 @@ class Child:
         self.returncode: Optional[int] = None
         self.lost = False
         self._buf = b""
+        # The smoke's thread waits on it while the main thread's cleanup signals and waits:
+        # without it one thread selects on (or closes again) what another closed, EBADF,
+        # or a pidfd number already reused for another file
+        self._lock = threading.RLock()
         try:
             self._pidfd: Optional[int] = os.pidfd_open(pid)
         except OSError:   # already gone
             self._pidfd = None
 
     def _pump(self, timeout: float) -> None:
+        with self._lock:
+            self._pump_locked(timeout)
+
+    def _pump_locked(self, timeout: float) -> None:
         if self.conn.fileno() < 0:
             return
         ready, _, _ = select.select([self.conn], [], [], timeout)
@@ -132,18 +140,21 @@ class Child:
         return bool(select.select([self._pidfd], [], [], 0)[0])
 
     def _close(self) -> None:
-        self.conn.close()
-        if self._pidfd is not None:
-            os.close(self._pidfd)
-            self._pidfd = None
+        with self._lock:
+            self.conn.close()
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
 
     def poll(self) -> Optional[int]:
-        if self.returncode is None:
-            self._pump(0)
-            if self.lost and self._gone():   # its reaper ended its child when the zygote died
-                self.returncode = LOST
-                self._close()
-        return self.returncode
+        with self._lock:
+            if self.returncode is None:
+                self._pump(0)
+                # its reaper ended its child when the zygote died
+                if self.lost and self._gone():
+                    self.returncode = LOST
+                    self._close()
+            return self.returncode
 
     def wait(self, timeout: Optional[float] = None) -> int:
         end = None if timeout is None else time.monotonic() + timeout
@@ -158,11 +169,12 @@ class Child:
         return self.returncode   # type: ignore[return-value]
 
     def send_signal(self, sig: int) -> None:
-        if self.returncode is None and self._pidfd is not None:
-            try:
-                signal.pidfd_send_signal(self._pidfd, sig)
-            except ProcessLookupError:
-                pass
+        with self._lock:
+            if self.returncode is None and self._pidfd is not None:
+                try:
+                    signal.pidfd_send_signal(self._pidfd, sig)
+                except ProcessLookupError:
+                    pass
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
@@ -186,7 +198,10 @@ class Zygote:
         return self.proc.poll() is None
 
     def busy(self) -> bool:
-        return self.pending > 0 or any(c.poll() is None for c in self.children)
+        # Not poll(): that would read the sockets of children other threads watch. A child
+        # whose end nobody has read yet counts as running (the next child starts as before)
+        return self.pending > 0 or any(c.returncode is None and not c.lost
+                                       for c in self.children)
 
     def spawn(self, module: str, args: list, *, cwd: str, env: dict, out: int, err: int,
               exit_file: str) -> Optional[Child]:
