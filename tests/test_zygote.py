@@ -272,7 +272,7 @@ def test_a_child_is_watched_from_several_threads(repo, tmp_path):
             assert time.time() < end
             time.sleep(0.05)
 
-        def watch(how: str) -> None:
+        def watch(how: str, child=child, z=z) -> None:
             try:
                 if how == "wait":
                     child.wait(30)
@@ -292,3 +292,40 @@ def test_a_child_is_watched_from_several_threads(repo, tmp_path):
             t.join(30)
         assert child.returncode not in (None, zygote.LOST) and not child.lost, child.returncode
         assert not errors, errors
+
+
+ENDINGS = {
+    # a non-daemon thread still running when the module returns: python -m waits for it
+    "thread": ("import os, threading, time\n"
+               "def late():\n"
+               "    time.sleep(0.5)\n"
+               "    open(os.environ['ZYG_OUT'], 'w').write('thread done')\n"
+               "threading.Thread(target=late).start()\n"),
+    # a file name's undecodable byte printed: surrogateescape under C.UTF-8, not an error
+    "surrogate": "import os\nprint(os.fsdecode(b'name-\\xff'))\n",
+    # an uncaught Ctrl-C: python -m ends by SIGINT (-2), not exit 1
+    "interrupt": "raise KeyboardInterrupt\n",
+}
+
+
+@pytest.mark.parametrize("what", sorted(ENDINGS))
+def test_a_child_ends_as_python_m_ends(repo, tmp_path, what):
+    (repo / f"zyg_end_{what}.py").write_text(ENDINGS[what])
+    env = dict(base_env(repo), LC_ALL="C.UTF-8")
+    seen = {}
+    for how in ("zygote", "python-m"):
+        run = tmp_path / how
+        run.mkdir()
+        e = dict(env, ZYG_OUT=str(run / "thread"))
+        if how == "zygote":
+            _, child = spawn(repo, f"zyg_end_{what}", e, run)
+            child.wait(30)
+            code = exit_of(run)["returncode"]
+        else:
+            with open(run / "out", "wb") as out:
+                code = subprocess.run([sys.executable, "-m", f"zyg_end_{what}"], cwd=repo,
+                                      env=e, stdout=out, stderr=out, timeout=60).returncode
+        out_text = (run / "out").read_bytes()
+        seen[how] = (code, (run / "thread").exists(),
+                     out_text.splitlines()[-1:] if code else out_text)
+    assert seen["zygote"] == seen["python-m"]

@@ -568,7 +568,9 @@ def _run(req: dict, env: dict) -> int:
         raw = io.FileIO(fd, "wb", closefd=False)
         stream = io.TextIOWrapper(raw if unbuffered else io.BufferedWriter(raw),
                                   encoding=getattr(sys, name).encoding,
-                                  errors="backslashreplace" if fd == 2 else "strict",
+                                  # the interpreter's choice for this locale and
+                                  # PYTHONIOENCODING (surrogateescape under C.UTF-8)
+                                  errors=getattr(sys, name).errors,
                                   line_buffering=fd == 2 or raw.isatty(),
                                   write_through=unbuffered)
         setattr(sys, name, stream)
@@ -584,24 +586,33 @@ def _run(req: dict, env: dict) -> int:
         dist.set_debug_level_from_env()   # TORCH_DISTRIBUTED_DEBUG is read at import
     sys.argv = [sys.argv[0], *req["args"]]
     code: Any = 0
+    interrupted = False
     try:
         runpy.run_module(req["module"], run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code
-    except BaseException:
+    except BaseException as exc:
         sys.excepthook(*sys.exc_info())
         code = 1
+        interrupted = isinstance(exc, KeyboardInterrupt)
     if code is None:
         code = 0
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    # As the interpreter ends: join the non-daemon threads, then the exit handlers
+    shutdown = getattr(threading, "_shutdown", None)
+    if shutdown is not None:
+        shutdown()
     atexit._run_exitfuncs()
     for std in (sys.stdout, sys.stderr):
         try:
             std.flush()
         except Exception:
             pass
+    if interrupted:   # an uncaught Ctrl-C ends `python -m` by SIGINT, not exit 1
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
     return code
 
 
