@@ -329,3 +329,16 @@ def test_a_child_ends_as_python_m_ends(repo, tmp_path, what):
         seen[how] = (code, (run / "thread").exists(),
                      out_text.splitlines()[-1:] if code else out_text)
     assert seen["zygote"] == seen["python-m"]
+
+
+def test_a_failed_run_module_leaves_the_zygote_idle(repo, tmp_path):
+    """run_module whose output files cannot be made: the zygote must not stay 'busy' (it
+    would never be replaced for another environment)."""
+    env = base_env(repo)
+    z = zygote.zygote_for(sys.executable, str(repo), env, time.time() + 60)
+    assert z is not None
+    z.pending -= 1
+    with pytest.raises(OSError):
+        zygote.run_module(sys.executable, "zyg_probe", [], cwd=str(repo), env=env, timeout=30,
+                          tmp=str(tmp_path / "missing"))
+    assert z.pending == 0 and not z.busy()

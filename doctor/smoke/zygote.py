@@ -361,12 +361,13 @@ def run_module(python: str, module: str, args: list, *, cwd: str, env: dict,
     Its output and exit file go to `tmp`, which the caller removes."""
     from doctor import proc as doctor_proc
 
-    z = zygote_for(python, cwd, env, time.time() + timeout)
-    if z is None:
-        return None
     exit_file = os.path.join(tmp, "exit")
+    # the files first: zygote_for counts a spawn as pending until spawn() is called
     with open(os.path.join(tmp, "out"), "wb") as out, \
             open(os.path.join(tmp, "err"), "wb") as err:
+        z = zygote_for(python, cwd, env, time.time() + timeout)
+        if z is None:
+            return None
         child = z.spawn(module, args, cwd=cwd, env=env, out=out.fileno(), err=err.fileno(),
                         exit_file=exit_file)
     if child is None:
