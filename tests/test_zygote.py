@@ -342,3 +342,18 @@ def test_a_failed_run_module_leaves_the_zygote_idle(repo, tmp_path):
         zygote.run_module(sys.executable, "zyg_probe", [], cwd=str(repo), env=env, timeout=30,
                           tmp=str(tmp_path / "missing"))
     assert z.pending == 0 and not z.busy()
+
+
+@pytest.mark.parametrize("what", ["environment", "output"])
+def test_a_repo_sitecustomize_runs_in_every_child(tmp_path, what):
+    """A repo's sitecustomize.py (on the ranks' PYTHONPATH) runs at each interpreter's
+    start: forked from one zygote its environment change or output would reach no child,
+    so such a repo's children start as before."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os\nos.environ['ZYG_SITE'] = '1'\n" if what == "environment" else
+        "print('site ran')\n")
+    env = base_env(tmp_path)
+    try:
+        assert zygote.zygote_for(sys.executable, str(tmp_path), env, time.time() + 60) is None
+    finally:
+        zygote.close()

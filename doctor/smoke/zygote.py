@@ -40,6 +40,7 @@ from typing import Any, Optional
 ENV_FD = "DOCTOR_ZYGOTE_FD"        # the zygote's end of its control socket
 ENV_OFF = "DOCTOR_NO_ZYGOTE"       # set: no zygote, every child started as before
 ENV_TMP = "DOCTOR_ZYGOTE_TMP"      # the zygote's own TMPDIR, which it removes when it ends
+ENV_SUM = "DOCTOR_ZYGOTE_ENV"      # env_sum of the environment the doctor gave it
 # What the zygote imports. Not torch._dynamo, though the first DDP or optimizer step of each
 # child imports it (~800 modules with sympy, as much CPU again as torch itself): preloaded,
 # 2 of 6 demo runs hung in the DDP smoke's destroy_process_group while the data smoke ran
@@ -79,6 +80,17 @@ LOST = 255               # a Child's returncode when the zygote died before repo
 def import_env(env: dict) -> dict:
     """The part of `env` the zygote and its children must share."""
     return {k: v for k, v in env.items() if k.startswith(IMPORT_TIME) and k not in PER_CHILD}
+
+
+def env_sum(env: Any) -> str:
+    """A digest of an environment, to tell whether startup code (a sitecustomize, a .pth)
+    changed it. Not LC_CTYPE: the interpreter sets it itself under the C locale (PEP 538),
+    as it does in every child."""
+    import hashlib
+
+    items = sorted((k, v) for k, v in env.items()
+                   if not k.startswith("DOCTOR_ZYGOTE_") and k != "LC_CTYPE")
+    return hashlib.sha256(json.dumps(items).encode()).hexdigest()
 
 
 def fixed_hash_seed(env: dict) -> bool:
@@ -310,6 +322,7 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
     mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     tmp = tempfile.mkdtemp(prefix="doctor-zygote-")
     env = dict(shared, **{ENV_FD: str(theirs.fileno()), ENV_TMP: tmp, "TMPDIR": tmp})
+    env[ENV_SUM] = env_sum(env)
     try:
         proc = subprocess.Popen([python, "-m", "doctor.smoke.zygote"], cwd=cwd, env=env,
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -330,7 +343,10 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
             ready = json.loads(mine.recv(65536) or b"{}")
         except (OSError, ValueError):
             ready = {}
-    if not ready.get("ok") or ready.get("threads") != 1:
+    # A repo's sitecustomize/usercustomize (or a .pth that changed the environment) ran
+    # once, here: its changes and output would be lost for every child, which must each
+    # run it as `python -m` does
+    if not ready.get("ok") or ready.get("threads") != 1 or ready.get("startup"):
         _stop(z)
         return None
     z.reads = list(ready.get("reads") or [])
@@ -412,10 +428,18 @@ LOST_TEXT = ("the doctor's torch process (the zygote that forks the smokes' proc
 def serve() -> int:
     import shutil
 
+    startup = [] if env_sum(os.environ) == os.environ.get(ENV_SUM) else ["environment"]
+    paths = [os.path.realpath(p) for p in
+             [os.getcwd(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)] if p]
+    for name in ("sitecustomize", "usercustomize"):   # one of the repo's, on its path
+        where = os.path.realpath(getattr(sys.modules.get(name), "__file__", None) or "/")
+        if any(where.startswith(p + os.sep) for p in paths):
+            startup.append(name)
     ctl = socket.socket(fileno=int(os.environ.pop(ENV_FD)))
     tmp = os.environ.pop(ENV_TMP, "")
+    os.environ.pop(ENV_SUM, None)
     try:
-        return _serve(ctl)
+        return _serve(ctl, startup)
     finally:
         if tmp and os.getpid() == ZYGOTE_PID:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -424,10 +448,10 @@ def serve() -> int:
 ZYGOTE_PID = os.getpid()
 
 
-def _serve(ctl: socket.socket) -> int:
+def _serve(ctl: socket.socket, startup: list) -> int:
     import importlib
 
-    ready: dict = {"ok": False, "pid": os.getpid()}
+    ready: dict = {"ok": False, "pid": os.getpid(), "startup": startup}
     reads: set = set()
     environ = type(os.environ)
     getitem = environ.__getitem__
