@@ -1,0 +1,1 @@
+from .Fault_3D_FT import SwinTransformerFinetuner

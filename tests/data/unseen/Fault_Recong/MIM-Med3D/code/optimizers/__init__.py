@@ -1,0 +1,1 @@
+from .lr_scheduler import LinearWarmupCosineAnnealingLR
