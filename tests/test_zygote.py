@@ -357,3 +357,28 @@ def test_a_repo_sitecustomize_runs_in_every_child(tmp_path, what):
         assert zygote.zygote_for(sys.executable, str(tmp_path), env, time.time() + 60) is None
     finally:
         zygote.close()
+
+
+def test_the_zygote_starts_before_the_run_dir(tmp_path, monkeypatch):
+    """The zygote's torch import takes 1-90 s: a doctor SIGKILLed meanwhile must leave no
+    /tmp/doctor-smoke-*, so the run dir is made only once the zygote is up."""
+    import tempfile
+
+    zygote.close()
+    monkeypatch.delenv(zygote.ENV_OFF, raising=False)
+    made, mkdtemp = [], tempfile.mkdtemp
+
+    def recording(*args, **kwargs):
+        z = zygote._current
+        made.append((kwargs.get("prefix"), z is not None and z.alive()))
+        return mkdtemp(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkdtemp", recording)
+    launcher = Launcher(SmokePlan(repo=tmp_path, timeout_s=60))
+    try:
+        launcher.start()
+    finally:
+        launcher.cleanup()
+        zygote.close()
+    assert ("doctor-smoke-", True) in made, made
+    assert isinstance(launcher.procs[0], zygote.Child)

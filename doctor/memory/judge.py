@@ -12,6 +12,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -140,13 +141,17 @@ def run_child(job, spec: dict, timeout: float) -> dict:
     from doctor.smoke import zygote
     from doctor.smoke.launcher import rank_path
 
+    env = {k: v for k, v in doctor_proc.environ().items()
+           if not k.startswith("TORCHELASTIC_")}
+    env.update(PYTHONPATH=os.pathsep.join(rank_path(job.repo, env)),
+               PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
+               CUDA_VISIBLE_DEVICES="")   # fake CPU tensors: no GPU context wanted
+    # the zygote (its torch import) before the temp dir: see zygote.warm
+    zygote.warm(sys.executable, str(job.repo), dict(env, TMPDIR=tempfile.gettempdir()),
+                time.time() + timeout)
     tmp = tempfile.mkdtemp(prefix="doctor-memory-")
     try:
-        env = {k: v for k, v in doctor_proc.environ().items()
-               if not k.startswith("TORCHELASTIC_")}
-        env.update(PYTHONPATH=os.pathsep.join(rank_path(job.repo, env)), TMPDIR=tmp,
-                   PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
-                   CUDA_VISIBLE_DEVICES="")   # fake CPU tensors: no GPU context wanted
+        env["TMPDIR"] = tmp
         # through the warm torch process the smokes share (doctor/smoke/zygote.py), else
         # as a process of its own
         res = zygote.run_module(sys.executable, "doctor.memory.child", [json.dumps(spec)],

@@ -123,25 +123,14 @@ class DataLauncher(Launcher):
         with self._lock:
             if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the data smoke was cancelled")
-            self.dir = Path(tempfile.mkdtemp(prefix="doctor-data-smoke-"))
-            self.tmp = self.dir / "tmp"
-            self.tmp.mkdir()
-            if len(str(self.tmp)) > MAX_TMP_PATH:   # see MAX_TMP_PATH
-                self.tmp = self.short_tmp = Path(tempfile.mkdtemp(prefix="doctor-dds-",
-                                                                  dir=SHORT_TMP))
             plan = self.data_plan
-            if plan.tmpdir and len(plan.tmpdir) > len(str(self.tmp)):
-                self.tmp = pad_dir(self.tmp, len(plan.tmpdir))
-            self.started_at = time.time()
             env = {k: v for k, v in doctor_proc.environ().items()
                    if not k.startswith("TORCHELASTIC_")}
             env.update(plan.env)
             env.update({
                 "PYTHONPATH": os.pathsep.join(rank_path(plan.repo, env)),
                 "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-                "TMPDIR": str(self.tmp),
-                P.ENV_DIR: str(self.dir), P.ENV_PARENT: str(os.getpid()),
-                P.ENV_DEADLINE: repr(self.started_at + plan.timeout_s),
+                P.ENV_PARENT: str(os.getpid()),
                 N.ENV_SPEC: plan.spec, N.ENV_RANKS: str(plan.ranks),
                 N.ENV_BATCHES: str(plan.batches or ""),
                 N.ENV_NOFILE: "" if plan.nofile is None else str(plan.nofile),
@@ -149,6 +138,20 @@ class DataLauncher(Launcher):
                 N.ENV_NO_NAMESPACE: "" if plan.private_shm else
                 "smoke.data_private_shm is false in the settings"})
             env.setdefault("OMP_NUM_THREADS", "1")
+            # the zygote (its torch import) before the run dir: see zygote.warm
+            zygote.warm(plan.python, str(plan.repo), dict(env, TMPDIR=tempfile.gettempdir()),
+                        time.time() + plan.timeout_s)
+            self.dir = Path(tempfile.mkdtemp(prefix="doctor-data-smoke-"))
+            self.tmp = self.dir / "tmp"
+            self.tmp.mkdir()
+            if len(str(self.tmp)) > MAX_TMP_PATH:   # see MAX_TMP_PATH
+                self.tmp = self.short_tmp = Path(tempfile.mkdtemp(prefix="doctor-dds-",
+                                                                  dir=SHORT_TMP))
+            if plan.tmpdir and len(plan.tmpdir) > len(str(self.tmp)):
+                self.tmp = pad_dir(self.tmp, len(plan.tmpdir))
+            self.started_at = time.time()
+            env.update({"TMPDIR": str(self.tmp), P.ENV_DIR: str(self.dir),
+                        P.ENV_DEADLINE: repr(self.started_at + plan.timeout_s)})
             with open(self.dir / "node.out", "wb") as out:
                 self.procs.append(start_reaped(
                     plan.python, "doctor.smoke.data_node", cwd=str(plan.repo), env=env,

@@ -157,8 +157,9 @@ class Launcher:
         self._closed = False
 
     # ---- start ---------------------------------------------------------
-    def env_for(self, rank: int, deadline: float) -> dict:
-        assert self.dir is not None, "start() makes the run directory first"
+    def env_for(self, rank: int, deadline: float, run_dir: Optional[Path] = None) -> dict:
+        run_dir = run_dir or self.dir
+        assert run_dir is not None, "start() makes the run directory first"
         env = {k: v for k, v in doctor_proc.environ().items()
                if not k.startswith("TORCHELASTIC_")}
         paths = rank_path(self.plan.repo, env)
@@ -172,8 +173,8 @@ class Launcher:
             "PYTHONUNBUFFERED": "1",
             # torch (DDP imports inductor) makes $TMPDIR/torchinductor_$USER: keep
             # whatever the ranks put in temp inside the dir that cleanup() removes
-            "TMPDIR": str(self.dir / "tmp"),
-            P.ENV_DIR: str(self.dir), P.ENV_MODEL: self.plan.model or "",
+            "TMPDIR": str(run_dir / "tmp"),
+            P.ENV_DIR: str(run_dir), P.ENV_MODEL: self.plan.model or "",
             P.ENV_SHAPE: json.dumps(self.plan.input_shape) if self.plan.input_shape else "",
             P.ENV_BACKEND: self.plan.backend or "auto",
             P.ENV_DEADLINE: repr(deadline), P.ENV_PG_TIMEOUT: str(self.plan.pg_timeout_s),
@@ -188,6 +189,10 @@ class Launcher:
         with self._lock:
             if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the smoke was cancelled")
+            deadline = time.time() + self.plan.timeout_s
+            # the zygote (its torch import) before the run dir: see zygote.warm
+            zygote.warm(self.plan.python, str(self.plan.repo),
+                        self.env_for(0, deadline, Path(tempfile.gettempdir())), deadline)
             self.dir = Path(tempfile.mkdtemp(prefix="doctor-smoke-"))
             (self.dir / "tmp").mkdir()
             self.started_at = time.time()

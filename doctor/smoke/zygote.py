@@ -312,6 +312,16 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
         return z
 
 
+def warm(python: str, cwd: str, env: dict, deadline: float) -> None:
+    """Start the zygote for these children now, if it will be used (zygote_for). The spawn
+    sites call it before they make their run dir: a doctor killed (SIGKILL) during the
+    1-90 s of torch's import in the zygote then leaves no temp dir behind."""
+    z = zygote_for(python, cwd, env, deadline)
+    if z is not None:
+        with _lock:
+            z.pending -= 1
+
+
 def _start(python: str, cwd: str, shared: dict, key: tuple,
            deadline: float) -> Optional[Zygote]:
     from doctor import proc as doctor_proc
