@@ -34,8 +34,11 @@ STEPS = 2   # step 1 creates the optimizer state; step 2 is the steady state wit
 class Counter(TorchDispatchMode):
     """Live bytes of the storages made under it, their peak, and what was alive then."""
 
-    def __init__(self, round_to: int = 0, transients: Optional[dict] = None) -> None:
+    def __init__(self, round_to: int = 0, transients: Optional[dict] = None,
+                 record: bool = False) -> None:
         super().__init__()
+        # the allocations, frees and resizes in order, for allocator.replay (only if asked)
+        self.events: Optional[list] = [] if record else None
         self.round_to = round_to
         self.transients = transients or {}   # op name -> bytes its kernel holds inside
         self.live = 0
@@ -76,6 +79,8 @@ class Counter(TorchDispatchMode):
         self.alive[serial] = (nbytes, self.phase)
         self.by_id[id(st)] = serial
         weakref.finalize(st, self.free, serial, id(st))
+        if self.events is not None:
+            self.events.append(("a", serial, nbytes))
         self.live += nbytes
         if self.live > self.peak or (self.last and self.live == self.peak):
             self.peak, self.peak_phase = self.live, self.phase
@@ -91,6 +96,8 @@ class Counter(TorchDispatchMode):
             return
         nbytes, phase = self.alive[serial]
         self.alive[serial] = (self.size(st.nbytes()), phase)
+        if self.events is not None:
+            self.events.append(("r", serial, self.alive[serial][0]))
         self.live += self.alive[serial][0] - nbytes
         if self.live > self.peak or (self.last and self.live == self.peak):
             self.peak, self.peak_phase = self.live, self.phase
@@ -100,6 +107,8 @@ class Counter(TorchDispatchMode):
         entry = self.alive.pop(serial, None)
         if entry is not None:
             self.live -= entry[0]
+            if self.events is not None:
+                self.events.append(("f", serial))
         if self.by_id.get(key) == serial:
             del self.by_id[key]
 
@@ -119,6 +128,8 @@ class Counter(TorchDispatchMode):
         inside = self.transients.get(func.__name__)
         if inside is not None:   # buffers the kernel allocates and frees, inputs and outputs alive
             extra = self.size(inside(args))
+            if self.events is not None and extra:
+                self.events += [("a", 0, extra), ("f", 0)]
             if self.live + extra > self.peak or (self.last and self.live + extra == self.peak):
                 self.peak, self.peak_phase = self.live + extra, self.phase
                 self.at_peak = dict(self.alive)
@@ -208,21 +219,22 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
               round_to: int = 0, steps: int = STEPS,
               make_batch: Optional[Callable[[Any, Any], Any]] = None,
               wrap: Optional[Callable[[Any], Any]] = None, ddp: bool = False,
-              shard: Optional[Callable[[Any], None]] = None) -> dict:
+              shard: Optional[Callable[[Any], None]] = None, record: bool = False) -> dict:
     """`build()` returns `(model, batch)`, run with meta as the default device (no memory,
     no time); the model is then given fake CPU tensors and trained `steps` steps.
     `make_batch(model, batch)` (under the fake mode, after the model's tensors are fake)
     returns the batch to train on, when the build's own is not it. `shard(model)` applies
     FSDP2's `fully_shard` on the meta model (a process group, fake or real, is set up by the
     caller); its parameters are then made with FSDP2's own `to_empty`. `wrap(model)` makes
-    the module that is trained. `ddp`: add DDP's gradient buckets (see below). The peak and its
+    the module that is trained. `ddp`: add DDP's gradient buckets (see below). `record`: also
+    return the allocation events (`events`, see allocator.replay). The peak and its
     breakdown in bytes."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     t0 = time.perf_counter()
     with torch.device("meta"):
         model, batch = build()
-    counter = Counter(round_to, TRANSIENTS["cuda" if round_to else "cpu"])
+    counter = Counter(round_to, TRANSIENTS["cuda" if round_to else "cpu"], record)
     if shard is not None:
         shard(model)
     with FakeTensorMode(allow_non_fake_inputs=shard is not None), counter, \
@@ -261,10 +273,13 @@ def run_steps(build: Callable[[], Any], loss_fn: Callable[[Any, Any], Any],
         # not run: the reducer reads tensor data, which fake tensors do not have.
         parts["ddp_buckets"] = trainable
         counter.peak += trainable
-    return {"peak_bytes": counter.peak, "peak_phase": counter.peak_phase,
-            "breakdown_bytes": parts, "parameters": nparams, "trainable_bytes": trainable,
-            "batch_size": batch_size,
-            "devices": sorted(counter.devices), "seconds_s": round(time.perf_counter() - t0, 3)}
+    out = {"peak_bytes": counter.peak, "peak_phase": counter.peak_phase,
+           "breakdown_bytes": parts, "parameters": nparams, "trainable_bytes": trainable,
+           "batch_size": batch_size,
+           "devices": sorted(counter.devices), "seconds_s": round(time.perf_counter() - t0, 3)}
+    if counter.events is not None:
+        out["events"] = counter.events
+    return out
 
 
 def fsdp_wrap(model: torch.nn.Module) -> list:
