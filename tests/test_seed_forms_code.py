@@ -558,3 +558,35 @@ def test_a_compile_is_paired_with_loaders_only_where_one_job_runs_both(tmp_path)
     code, res, _ = run_check(repo, "torch-compile-risk")
     (f,) = res["findings"]
     assert f["data"]["rule"] == "fork-workers" and f["location"]["path"] == "tutorial/cifar.py"
+
+
+# ---- a DataLoader subclass from another library (MONAI) -----------------------------------
+MONAI = '''from monai.data import DataLoader, Dataset
+
+def loader(items):
+    return DataLoader(Dataset(items), %s)
+'''
+
+
+@pytest.mark.parametrize("args,severity", [
+    ("batch_size=2, prefetch_factor=4", "error"),        # num_workers: MONAI's default, 0
+    ("num_workers=0, pin_memory=True, persistent_workers=True", "error"),
+    ("4, prefetch_factor=4", None),   # MONAI's second parameter is num_workers: not read
+    ("batch_size=2, num_workers=4, prefetch_factor=4", None),
+])
+def test_monai_dataloader_is_judged_by_torchs_rules(tmp_path, args, severity):
+    """monai.data.DataLoader subclasses torch's and passes its keywords through, so
+    torch's __init__ rejects the same options; its positional order is its own."""
+    repo = git_repo(tmp_path, {"data.py": MONAI % args,
+                                "job.sbatch": SBATCH + "srun python data.py\n"})
+    code, res, _ = run_check(repo, "dataloader-option-conflict")
+    if severity is None:
+        assert res["status"] != "fail" or all(f.get("severity") != "error"
+                                              for f in res["findings"]), res
+        return
+    assert torch_raises(num_workers=0, **({"prefetch_factor": 4} if "prefetch" in args
+                                          else {"persistent_workers": True}))
+    assert code == 1 and res["status"] == "fail", res
+    f = res["findings"][0]
+    assert f.get("severity", res["severity"]) == severity
+    assert (f["location"]["path"], f["location"]["line"]) == ("data.py", 4)

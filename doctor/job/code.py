@@ -32,6 +32,18 @@ POSITIONAL = ("batch_size", "shuffle", "sampler", "batch_sampler", "num_workers"
               "multiprocessing_context", "generator")
 LOADER_PREFIXES = ("torch.utils.data", "utils.data", "data", "torch.utils.data.dataloader",
                    "dataloader")
+
+
+def _is_torch(module: str) -> bool:
+    return module == "torch" or module.startswith("torch.")
+
+
+# Libraries whose `DataLoader` subclasses torch's and hands its keywords to torch's
+# __init__ (monai.data.DataLoader, torch_geometric.loader.DataLoader): torch's rules hold
+# for their keywords. Their positional parameters differ from torch's (MONAI's second one
+# is num_workers), so a positional argument after the dataset is left unread.
+SUBCLASS_LOADER_MODULES = ("monai.data", "monai.data.dataloader", "torch_geometric.loader",
+                           "torch_geometric.data")
 # A module reads none of this unless its text names one of these (the byte pre-filter).
 PG_TIMEOUT_GLOBALS = ("_DEFAULT_PG_TIMEOUT", "default_pg_timeout", "default_pg_nccl_timeout")
 
@@ -436,10 +448,13 @@ class _Module:
         self.out: dict = {k: [] for k in ("loaders", "pg_inits", "pg_patches", "compiles",
                                           "env_sets")}
         self.out["env_reads"] = set()
-        self.torch_names = {"DataLoader"} if self._imports_torch_dataloader() else set()
+        self.torch_names = {"DataLoader"} if self._imports_dataloader(_is_torch) else set()
+        # `DataLoader` imported from a library that subclasses torch's (and not from torch)
+        self.subclass_names = {"DataLoader"} if not self.torch_names and \
+            self._imports_dataloader(lambda m: m in SUBCLASS_LOADER_MODULES) else set()
 
-    def _imports_torch_dataloader(self) -> bool:
-        return any(isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torch")
+    def _imports_dataloader(self, module_ok) -> bool:
+        return any(isinstance(n, ast.ImportFrom) and module_ok(n.module or "")
                    and any(a.name == "DataLoader" for a in n.names)
                    for n in nodes(self.tree))
 
@@ -632,9 +647,11 @@ class _Module:
             self.out["pg_patches"].append(PgPatch(self.rel, call.lineno, ast.unparse(call),
                                                   str(_const_str(call.args[1]))))
         if self._is_loader(call.func):
-            self._loader(call, call.args[1:], scope, partial=False)
+            self._loader(call, self._positional(call.func, call.args[1:]), scope,
+                         partial=False)
         elif last == "partial" and call.args and self._is_loader(call.args[0]):
-            self._loader(call, call.args[2:], scope, partial=True)
+            self._loader(call, self._positional(call.args[0], call.args[2:]), scope,
+                         partial=True)
         elif last == "init_process_group":
             self._pg_init(call, scope)
         elif fn == "torch.compile":
@@ -651,10 +668,23 @@ class _Module:
 
     def _is_loader(self, func: ast.AST) -> bool:
         name = dotted(func)
-        if name in self.torch_names:
+        if name in self.torch_names or self._is_subclass_loader(func):
             return True
         prefix, _, last = name.rpartition(".")
         return last == "DataLoader" and prefix in LOADER_PREFIXES
+
+    def _is_subclass_loader(self, func: ast.AST) -> bool:
+        name = dotted(func)
+        prefix, _, last = name.rpartition(".")
+        return name in self.subclass_names or (
+            last == "DataLoader" and prefix in SUBCLASS_LOADER_MODULES)
+
+    def _positional(self, func: ast.AST, args: list) -> list:
+        """The positional arguments after the dataset, as torch's parameters: a
+        subclass's own order differs, so they become one opaque `*` argument."""
+        if args and self._is_subclass_loader(func):
+            return [ast.Starred(value=args[0], ctx=ast.Load())]
+        return args
 
     def _loader(self, call: ast.Call, positional: list, scope: _Scope, partial: bool) -> None:
         kwargs: dict = {}
