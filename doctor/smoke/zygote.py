@@ -1,6 +1,8 @@
 """One torch import for all the smokes: a warm parent (a "zygote", like multiprocessing's
-forkserver with preload) that imports torch once and forks the DDP smoke's ranks, the data
-smoke's node and the memory estimate's child.
+forkserver with preload) that imports torch once and forks the DDP smoke's rank 0 (all its
+ranks when PYTHONHASHSEED is fixed: forked processes share the zygote's hash seed, and a
+model built in a set's order must fail as it does in the job), the data smoke's node and the
+memory estimate's child.
 
 Each of those was a `python -m MODULE` of its own, and each paid torch's import (1.1-1.5 s of
 CPU): on 2 cores that alone kept `doctor run` above 1.2x a plain 2-rank DDP launch.
@@ -10,18 +12,20 @@ torch, torch.distributed and torch.nn and nothing more: no tensor op, so no thre
 CUDA/OpenMP state is forked (it reports its thread count; more than one and it is not used).
 Then, per request on its control socket, it forks a reaper (doctor/smoke/reaper.py's
 `supervise`, in a session of its own, as the doctor's own reapers are), and the reaper forks
-the child, which takes its own environment, cwd, stdout/stderr, argv and temp dir and runs
-its module as `__main__` (runpy), as `python -m MODULE` would. The reaper writes the same exit
-file; the zygote tells the doctor each reaper's end over the request's own socket, so the
-launcher watches a `Child` as it watches a Popen.
+the child once the doctor has its pid (a reply too late for the doctor, which then started
+the child as before, runs nothing). The child takes its own environment, cwd, stdout/stderr,
+argv and temp dir and runs its module as `__main__` (runpy), as `python -m MODULE` would.
+The reaper writes the same exit file; the zygote tells the doctor each reaper's end over the
+request's own socket, so the launcher watches a `Child` as it watches a Popen.
 
 The zygote is per interpreter, working directory and environment: a child whose python,
 cwd or environment differs (beyond the variables each child sets for itself, PER_CHILD) is
 started as before, and so is every child when the zygote cannot start (no torch, a thread at
-import, not Linux). If the zygote dies, every reaper it forked ends its child (their parent's
-death signal), and the doctor's `Child` reports the loss (`lost`): the smoke ends with an
-error, never a hang. The zygote ends when the doctor closes its socket or dies.
-`DOCTOR_NO_ZYGOTE=1` starts every child as before (for comparisons).
+import, not Linux) or when a repo's sitecustomize/usercustomize or a .pth ran in it (what
+they do must happen in each child). If the zygote dies, every reaper it forked ends its
+child (their parent's death signal), and the doctor's `Child` reports the loss (`lost`): the
+smoke ends with an error, never a hang. The zygote ends when the doctor closes its socket or
+dies. `DOCTOR_NO_ZYGOTE=1` starts every child as before (for comparisons).
 """
 from __future__ import annotations
 
