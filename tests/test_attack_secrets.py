@@ -355,10 +355,11 @@ WRITERS = re.compile(r"os\.write\(|\.write_text\(|\.write_bytes\(|\bopen\(.*[\"'
 # pages from the registry, and the smoke's ranks, which write their output, events and
 # exit codes into the smoke's private temporary directory (read, then removed); the data
 # smoke's ranks and workers do the same, and write their own /proc/self uid and gid maps to
-# enter a private mount namespace (the /dev/shm of the node's size).
+# enter a private mount namespace (the /dev/shm of the node's size); the zygote that forks
+# them opens a forked child's output files in the caller's private temporary directory.
 ALLOWED = {("doctor/cli.py", 'open(os.devnull, "w"'), ("doctor/docs.py", "p.write_text(text)"),
            *((f"doctor/smoke/{name}.py", "") for name in ("launcher", "worker", "reaper",
-                                                          "data", "data_node")),
+                                                          "data", "data_node", "zygote")),
            # made.py's docstrings quote the user's write calls it reads; it writes nothing
            ("doctor/job/made.py", "`open(")}
 
