@@ -6,6 +6,7 @@ from dataclasses import replace
 import inspect
 import os
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -232,6 +233,9 @@ def run_checks(job: Job, specs: list, *, fail_on: Severity = Severity.ERROR,
                     pass
     finally:
         job.cleanup()
+        zygote = sys.modules.get("doctor.smoke.zygote")
+        if zygote is not None:   # the smokes' torch process ends with the run that used it
+            zygote.close()
     ordered = [results[s.id] for s in specs]
     ordered += _expired_waivers(job, today)
     ordered += suppress.invalid_comments(job)

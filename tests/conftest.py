@@ -175,3 +175,15 @@ def slurm_cluster():
     yield {"nodes": ["n1", "n2"], "partition": "debug"}
     if not running:
         subprocess.run([str(SLURM_CLUSTER), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture(autouse=True)
+def _no_zygote_between_tests():
+    """A test that drives the smokes in-process (run_smoke, the launcher) may leave the
+    doctor's torch process (doctor/smoke/zygote.py) for the next spawn, as one doctor run
+    would; between tests it is ended, so a later test's count of pytest's own children
+    (test_gather's no_leftovers) sees only its own."""
+    yield
+    zygote = sys.modules.get("doctor.smoke.zygote")
+    if zygote is not None:
+        zygote.close()

@@ -376,12 +376,19 @@ def _stop(z: Zygote) -> None:
 
 @atexit.register
 def close() -> None:
-    """End the zygote (the doctor's exit, and tests)."""
+    """End the zygote: at the end of the run that started it (runner.run_checks: a library
+    caller's process keeps no torch process between runs), and at the doctor's exit. A
+    check thread that timed out while the zygote starts may hold the lock: then the
+    zygote is left to end with the doctor's process (its end of the socket closes)."""
     global _current
-    with _lock:
+    if not _lock.acquire(timeout=5):
+        return
+    try:
         if _current is not None:
             _stop(_current)
         _current = None
+    finally:
+        _lock.release()
 
 
 def run_module(python: str, module: str, args: list, *, cwd: str, env: dict,
