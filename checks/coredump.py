@@ -4,10 +4,11 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 from doctor import fs
 from doctor import Finding, Location, Skip, check
+from doctor.job.cluster import other_cluster
 from doctor.job.context import Job
 from doctor.job.launch import workdir
 from doctor.job.shell import command_argv, split_commands, unquote
@@ -22,6 +23,9 @@ def script_core_limit(script) -> Optional[tuple]:
     return _core_limit([(cmd.line, cmd.argv) for cmd in script.commands])
 
 
+# Linux's kernel.core_pattern unless the node's admin changes it: a file `core` in the
+# crashing process's working directory (Documentation/admin-guide/sysctl/kernel.rst)
+DEFAULT_PATTERN = "core"
 SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
 
 
@@ -81,6 +85,13 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
     plain file relative to that directory (not a `|pipe` to a handler, not an
     absolute directory) and git does not ignore the file name.
 
+    A job for another cluster (its `--partition` or `--clusters` is not this machine's
+    cluster's, or the settings name another cluster) runs under that cluster's kernel
+    and a shell's limits there: this node's core_pattern and login limit do not judge
+    it. Its own `ulimit -c unlimited` still does, against the kernel's default pattern
+    (`core` in the working directory), and the message says that cluster's pattern is
+    not known here.
+
     ## Why it matters
     A segfault in a DataLoader worker or NCCL then writes a `core` file as big
     as the process's memory (GBs) into the working tree; `git add -A` commits
@@ -97,14 +108,19 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
     `doctor fix` appends those .gitignore lines (a safe edit); it leaves
     `ulimit -c` alone, since the script may want its cores.
     """
-    cp = job.fact("core_pattern") or {}
-    pattern = cp.get("pattern")
-    if not pattern:
-        raise Skip("kernel.core_pattern is unreadable here")
-    if pattern.startswith("|"):
-        raise Skip(f"core dumps go to a handler ({pattern.split()[0][1:]}), not to files")
-    soft, hard = ((job.fact("limits") or {}).get("core") or [0, 0])[:2]
+    skips: list = []
+    judged = False
     for script in job.scripts or [None]:
+        # A job for another cluster runs on that cluster's nodes, under its kernel and
+        # the limits of a shell there (issue 26): this node's core_pattern and login
+        # limit are not the job's. Its own `ulimit -c` still is, judged below against
+        # the kernel's default pattern, the unknown link named in the message.
+        other = other_cluster(job, script)
+        got = _here(job) if other is None else (None, None, DEFAULT_PATTERN, None)
+        if isinstance(got, str):
+            skips.append(got)
+            continue
+        soft, hard, pattern, uses_pid = got
         limit, line = ("unlimited" if soft is None else str(soft)), None
         where = "the login shell's limit (Slurm propagates it to the job)"
         at = script
@@ -115,6 +131,11 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
             if set_:
                 (limit, line), at = set_, s
                 where = f"`ulimit -c {limit}` at {s.rel}:{line}"
+        if other is not None and line is None:
+            skips.append(f"{script.rel}: the login shell's core limit and core_pattern of "
+                         f"this machine are not the job's: {other}")
+            continue
+        judged = True
         if not _unlimited(limit):
             continue
         cwd, cwd_from = workdir(job, script, [script] if script else [])
@@ -125,19 +146,21 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
             rel_dir = Path(fs.realpath(target.parent)).relative_to(job.repo)
         except ValueError:
             continue   # cores go outside the repo
-        name = str(rel_dir / core_name(pattern, cp.get("uses_pid")))
+        name = str(rel_dir / core_name(pattern, uses_pid))
         name = name[2:] if name.startswith("./") else name
         ignored = job.git("check-ignore", "-q", "--no-index", name).returncode == 0
         if ignored:
             continue
-        choices = gitignore.pattern_lines(pattern, cp.get("uses_pid"), str(rel_dir))
+        choices = gitignore.pattern_lines(pattern, uses_pid, str(rel_dir))
         lines = gitignore.safe_lines(job, choices) or []
         edit = gitignore.ignore_edit(job, name, lines, "ignore core dumps in .gitignore") \
             if lines else None
+        unseen = (f"; that cluster's kernel.core_pattern is not known here ({other}), and "
+                  f"the kernel's default {DEFAULT_PATTERN!r} is assumed") if other else ""
         yield Finding(
             f"core dumps are unlimited ({where}) and core_pattern {pattern!r} writes "
             f"{name} into the repo (working directory from {cwd_from}); git does not "
-            "ignore it",
+            f"ignore it{unseen}",
             location=Location(at.rel, line) if at and line else
             (Location(script.rel) if script else None),
             fix="Disable core dumps in the job script, or ignore core files in git.",
@@ -151,4 +174,19 @@ def core_dump_unlimited(job: Job) -> Iterator[Finding]:
                        if lines else ())),
             edits=(edit,) if edit else (),
             data={"limit": limit, "hard": hard, "core_pattern": pattern, "core_file": name,
-                  "workdir": job.rel(cwd)})
+                  "workdir": job.rel(cwd), **({"other_cluster": other} if other else {})})
+    if not judged and skips:
+        raise Skip("; ".join(dict.fromkeys(skips)))
+
+
+def _here(job: Job) -> Union[str, tuple]:
+    """(soft, hard core limit, core_pattern, uses_pid) of this machine, or why it does not
+    judge (one line)."""
+    cp = job.fact("core_pattern") or {}
+    pattern = cp.get("pattern")
+    if not pattern:
+        return "kernel.core_pattern is unreadable here"
+    if pattern.startswith("|"):
+        return f"core dumps go to a handler ({pattern.split()[0][1:]}), not to files"
+    soft, hard = ((job.fact("limits") or {}).get("core") or [0, 0])[:2]
+    return soft, hard, pattern, cp.get("uses_pid")
