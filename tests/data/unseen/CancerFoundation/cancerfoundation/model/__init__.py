@@ -1,0 +1,7 @@
+from .module import (
+    TransformerModule,
+    GeneEncoder,
+    AdversarialDiscriminator,
+    MVCDecoder,
+)
+from .grad_reverse import *
