@@ -11,6 +11,7 @@ from doctor.job.context import Job
 from doctor.job.launch import srun_container
 from doctor.job.made import producer, script_writes
 from doctor.job.steps import SPOOL_DIR
+from doctor.job.submitdirs import dirs_above
 from doctor.job.nearest import in_repo, nearest_file, word_edit
 from doctor.model import FixOption, edit_steps
 
@@ -263,12 +264,16 @@ def _bases(job: Job, step) -> Optional[list]:
             d = [(job.repo / cwd, "the submit directory's " + cwd)]
             if step.script.path.parent != job.repo:
                 d.append((step.script.path.parent / cwd, "the job script's directory's " + cwd))
+            d += [(a / cwd, f"{job.rel(a)}/{cwd} (a directory above the job script)")
+                  for a in dirs_above(job.repo, step.script.path.parent)]
         d = [(Path(os.path.normpath(p)), how) for p, how in d]
         d = [(p, how) for p, how in d if in_repo(job, p) and fs.is_dir(p, job.unreadable)]
         return d or None
     out = [(job.repo, "from the repo root")]
     if step.script.path.parent != job.repo:
         out.append((step.script.path.parent, "from the job script's directory"))
+    out += [(d, f"from {job.rel(d)}/, a directory above the job script")
+            for d in dirs_above(job.repo, step.script.path.parent)]
     return out
 
 

@@ -12,6 +12,7 @@ from doctor.job.cluster import not_this_machines
 from doctor.job.context import Job
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import command_argv, split_commands, unquote
+from doctor.job.submitdirs import dirs_above
 from doctor.model import FixOption, change, run
 
 # Slurm's filename patterns (man sbatch, "filename pattern"): %% and %N-padded letters.
@@ -116,6 +117,8 @@ def _bases(job: Job, script: SbatchScript) -> Optional[list]:
         submits = [(job.repo, "the repo root")]
         if script.path.parent != job.repo:
             submits.append((script.path.parent, "the job script's directory"))
+        submits += [(d, "a directory above the job script")
+                    for d in dirs_above(job.repo, script.path.parent)]
     chdir = script.get("chdir")
     if chdir is None or not chdir.value:
         return submits

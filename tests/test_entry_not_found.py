@@ -213,3 +213,26 @@ def test_a_script_only_under_src_is_not_found_from_the_repo_root(tmp_path):
     run = subprocess.run([sys.executable, "train.py"], cwd=repo, capture_output=True,
                          text=True, timeout=30)
     assert run.returncode == 2 and "can't open file" in run.stderr
+
+
+def test_a_project_directory_between_the_root_and_the_script_may_be_the_submit_directory(
+        tmp_path):
+    """A repo of several projects is submitted from a project directory
+    (`cd proj && sbatch run-scripts/bench/ok.sh`, as LUMI-AI-example's file-formats/):
+    `python compare.py` finds proj/compare.py there, so the file is not known to be
+    missing. A file that no directory between the root and the script holds stays an
+    error naming each, and the real python fails from each of them."""
+    repo = git_repo(tmp_path / "repo", {
+        "proj/run-scripts/bench/ok.sh": HEAD + "srun python compare.py\n",
+        "proj/run-scripts/bench/bad.sh": HEAD + "srun python compaer.py\n",
+        "proj/compare.py": "print(1)\n"})
+    assert not _report(repo, "--sbatch", "proj/run-scripts/bench/ok.sh")["findings"]
+    (f,) = _report(repo, "--sbatch", "proj/run-scripts/bench/bad.sh")["findings"]
+    assert f["severity"] == "error", f
+    for looked in ("proj/compaer.py", "proj/run-scripts/compaer.py",
+                   "proj/run-scripts/bench/compaer.py"):
+        assert looked in f["message"], f["message"]
+    for d in ("", "proj", "proj/run-scripts", "proj/run-scripts/bench"):
+        run = subprocess.run([sys.executable, "compaer.py"], cwd=repo / d,
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 2 and "can't open file" in run.stderr, (d, run.stderr)

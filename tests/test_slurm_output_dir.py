@@ -162,3 +162,20 @@ def test_oracle_slurm_fails_the_job_and_the_fix_makes_it_complete(slurm_cluster,
     job_id = proc.stdout.strip()
     assert wait_done(job_id, 60) == "COMPLETED", _state(job_id)
     assert "hello from the job" in (repo / "nope" / f"{job_id}.out").read_text()
+
+
+def test_a_project_directory_between_the_root_and_the_script_may_be_the_submit_directory(
+        tmp_path):
+    """`--output=./run-scripts/bench/%j.out` in proj/run-scripts/bench/job.sh: the log
+    directory exists from proj/, the directory such a repo submits from (LUMI-AI-example's
+    file-formats/), so it is not known to be missing. results/, in none of the directories
+    between the root and the script, stays an error naming each."""
+    repo = git_repo(tmp_path / "repo", {
+        "proj/run-scripts/bench/job.sh": HEAD + "#SBATCH --output=./run-scripts/bench/%j.out\n"
+                                                "echo hi\n",
+        "proj/run-scripts/bench/bad.sh": HEAD + "#SBATCH --output=results/%j.out\necho hi\n"})
+    code, result = check_result(repo)
+    [(path, line, severity, message)] = findings(result)
+    assert (code, path, line, severity) == (1, "proj/run-scripts/bench/bad.sh", 4, "error")
+    assert "nor under proj/ (a directory above the job script)" in message, message
+    assert "nor under proj/run-scripts/ (a directory above the job script)" in message

@@ -22,6 +22,7 @@ from doctor.job.env import EnvValue, JobEnv
 from doctor.job.launchers import Count
 from doctor.job.scope import Scope, scoped_rels
 from doctor.job.steps import Step, launched_steps, note_unread, training_step
+from doctor.job.submitdirs import dirs_above
 from doctor.job.versions import given_torch_version, parse_version
 from doctor.probes import PROBES, load_probes
 from doctor.scanners.git import LS_FILES_OTHERS, LS_FILES_TRACKED, listed_names, run_git
@@ -490,8 +491,10 @@ class Job:
             [self.repo / step.cwd] + ([step.script.path.parent / step.cwd] if step.script
                                       else []) if step.cwd else []
         # the submit directory is unknown: the repo root, else the job script's own
-        # directory (scripts are usually submitted from where they sit)
-        bases += [self.repo, self.repo / "src", step.script.path.parent] if step.script \
+        # directory (scripts are usually submitted from where they sit), else a project
+        # directory between the two (doctor/job/submitdirs.py)
+        bases += [self.repo, self.repo / "src", step.script.path.parent,
+                  *dirs_above(self.repo, step.script.path.parent)] if step.script \
             else [self.repo, self.repo / "src"]
         if step.entry_is_module:
             rel = entry.replace(".", "/")
