@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator, Optional
 
@@ -14,7 +15,7 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.model import FixOption, run, script_fix
 from doctor.job.env import followed_env
-from doctor.job.closure import step_files, sys_path_edits
+from doctor.job.closure import is_test, step_files, sys_path_edits, sys_path_unread
 from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
 from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.job.shell import command_argv
@@ -40,11 +41,57 @@ def repo_packages(job: Job) -> dict:
             pass
     out: dict = {}
     for root in roots:
-        if fs.is_dir(root, job.unreadable):
-            for d in fs.entries(root, job.unreadable):
-                if d.name.isidentifier() and fs.is_file(d / "__init__.py", job.unreadable) \
-                        and d.name not in ("tests", "test", "docs", "checks_tests"):
-                    out.setdefault(d.name, d)
+        for name, d in packages_in(job, root).items():
+            out.setdefault(name, d)
+    return out
+
+
+NOT_PACKAGES = ("tests", "test", "docs", "checks_tests")
+
+
+def packages_in(job: Job, root: Path) -> dict:
+    """Package name → directory, of the packages directly under `root`."""
+    out: dict = {}
+    if fs.is_dir(root, job.unreadable):
+        for d in fs.entries(root, job.unreadable):
+            if d.name.isidentifier() and fs.is_file(d / "__init__.py", job.unreadable) \
+                    and d.name not in NOT_PACKAGES:
+                out.setdefault(d.name, d)
+    return out
+
+
+def package_dirs(job: Job) -> dict:
+    """Top-level package name → its directories anywhere in the repo (a directory with
+    `__init__.py` whose parent has none; tests and docs left out): where a step's
+    imports may point when its path does not reach them (`code/models/` that
+    `sys.path.insert(0, './code')` reaches only from the right directory)."""
+    def find() -> dict:
+        inits = {rel.rpartition("/")[0] for rel in job.every_rel()
+                 if rel.rpartition("/")[2] == "__init__.py"}
+        out: dict = {}
+        for d in sorted(inits):
+            parent, _, name = d.rpartition("/")
+            if d and parent not in inits and name.isidentifier() and \
+                    name not in NOT_PACKAGES and not is_test(d + "/x.py"):
+                out.setdefault(name, []).append(job.repo / d)
+        return out
+    return job.memo("package_dirs", find)
+
+
+def step_packages(job: Job, entry: Path, edits: list, packages: dict) -> dict:
+    """Package name → directory, of the packages on a step's path as Python builds it:
+    the entry's `sys.path.insert(0, …)` directories, the entry's own directory (the
+    working directory for -m), then the repo's root/src packages, then its appended
+    directories; the first of a name wins, as in Python."""
+    out: dict = {}
+    for d in [d for d, first in edits if first] + [entry]:
+        for name, p in packages_in(job, d).items():
+            out.setdefault(name, p)
+    for name, p in packages.items():
+        out.setdefault(name, p)
+    for d in [d for d, first in edits if not first]:
+        for name, p in packages_in(job, d).items():
+            out.setdefault(name, p)
     return out
 
 
@@ -80,27 +127,34 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
 
     For each job script's training step the doctor takes the modules of the
     repo's packages (directories with `__init__.py` under `src/` or the root,
-    or `[tool.setuptools] package-dir`) that the step's entry and the repo
+    or `[tool.setuptools] package-dir`, the entry's own directory and the
+    directories its `sys.path` edits add) that the step's entry and the repo
     files it imports, transitively, import: an entry that imports only the
-    standard library has nothing to report. (Without a job script: every
-    package, and every module the repo's code imports from them.) It looks
-    each one up in a child process given, as data, the job's effective
-    environment (login environment + the script's exports, including scripts
-    it runs inside a container) and the path the job's Python builds: the
-    launched script's own directory first (the working directory for
-    `python -m`, Apptainer's `--pwd` in a container), PYTHONPATH, the
-    `sys.path.append/insert(...)` the entry makes (`os.getcwd()`,
-    `os.path.dirname(__file__)` and its `..` joins, `Path(__file__).parent`,
-    literal strings), the stdlib, and the site directories with their `.pth`
-    path lines and editable installs: those of the venv or conda env the job
-    activates (or whose `bin/python` it runs) when it is on this machine,
-    else this machine's. The child is isolated (`python -I -S`; none of the
-    job's variables in its environment, not its LD_PRELOAD) and only looks
-    files up (`PathFinder`): nothing of the repo runs, not even a
+    standard library has nothing to report. A package the repo has elsewhere
+    (`code/models/`) that nothing on the step's path reaches is a warning (an
+    installed package of that name would do), naming a `sys.path` edit whose
+    directory does not exist (`sys.path.insert(0, './code')` run from another
+    working directory); a `sys.path` edit the doctor cannot read
+    (`sys.path.append(args.root)`) is named, and makes a missing module a
+    warning. (Without a job script: every
+    package, and every module the repo's code imports from them.) It looks each one
+    up in a child process given, as data, the job's effective environment (login
+    environment + the script's exports, including scripts it runs inside a
+    container) and the path the job's Python builds: the launched script's own
+    directory first (the working directory for `python -m`, Apptainer's `--pwd` in a
+    container), PYTHONPATH, the `sys.path.append/insert/extend(...)` and
+    `site.addsitedir(...)` the entry makes (`os.getcwd()`,
+    `os.path.dirname(__file__)` and its `..` joins,
+    `Path(__file__).parent`/`.parents[N]`, literal strings relative to the working
+    directory, a module-level name assigned one of those), the stdlib, and the site
+    directories with their `.pth` path lines and editable installs: those of the
+    venv or conda env the job activates (or whose `bin/python` it runs) when it is
+    on this machine, else this machine's. The child is isolated (`python -I -S`;
+    none of the job's variables in its environment, not its LD_PRELOAD) and only
+    looks files up (`PathFinder`): nothing of the repo runs, not even a
     `sitecustomize.py` on PYTHONPATH or a package's `__init__.py`. A pyxis or
     Container Engine step (`srun --container-image`, `--environment`) has the
-    image's own working directory and entrypoint: it is skipped, said, not
-    guessed.
+    image's own working directory and entrypoint: it is skipped, said, not guessed.
 
     ## Why it matters
     A `src/` layout is not importable unless `src` is on PYTHONPATH or the
@@ -121,10 +175,9 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     `doctor fix --unsafe` adds that export after the #SBATCH lines (or after
     the script's own PYTHONPATH line).
     """
-    packages = repo_packages(job)
-    if not packages:
-        raise Skip("the repo has no Python packages (no directory with __init__.py "
-                   "under src/ or the root)")
+    root_packages = repo_packages(job)
+    if not root_packages and not package_dirs(job):
+        raise Skip("the repo has no Python packages (no directory with __init__.py)")
     skipped: list = []
     looked = False
     for script in scripts_or_none(job):
@@ -132,8 +185,14 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         env, inners = followed_env(job, script)
         scripts = ([script] if script else []) + inners
         cwd, cwd_from = workdir(job, script, scripts)
+        elsewhere: dict = {}   # packages of the repo that the step's path does not reach
+        unread: list = []
         if script is None:   # the login environment: every package, every import
-            entry, edits = cwd, []
+            if not root_packages:
+                skipped.append("the repo has no Python packages under src/ or the root, "
+                               "and no job script names an entry")
+                continue
+            entry, edits, packages = cwd, [], root_packages
             imports = imported_modules(job, set(packages))
             names = sorted(set(packages) | set(imports))
         else:
@@ -157,8 +216,13 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
             # sys.path[0]: the script's own directory; for -m, the working directory
             entry = cwd if step.entry_is_module else Path(path).parent
             edits = sys_path_edits(job, Path(path), cwd)
+            unread = [f"the sys.path edit at {u} puts it on the path"
+                      for u in sys_path_unread(job, Path(path))]
+            packages = step_packages(job, entry, edits, root_packages)
+            elsewhere = {n: ds[0] for n, ds in package_dirs(job).items() if n not in packages}
             # only what the entry and its imports import counts (closure.step_files)
-            imports = _closure_imports(job, step_files(job, step), set(packages))
+            imports = _closure_imports(job, step_files(job, step),
+                                       set(packages) | set(elsewhere))
             # `import a.b` imports a first: its package is looked up too (an installed
             # copy of it shadows the repo's)
             names = sorted(set(imports) | {n.split(".")[0] for n in imports})
@@ -178,7 +242,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
         if pp is not None and pp.channel == "entry-module":
             pp = None
         unresolved = list(pp.unresolved) if pp is not None else []
-        unresolved += _unknown_links(job, script, scripts, env_dir)
+        unresolved += _unknown_links(job, script, scripts, env_dir) + unread
         where = script.rel if script else "the login environment"
         for name in names:
             r = out["found"].get(name) or {"missing": None, "origin": None}
@@ -190,6 +254,13 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                 if r["missing"] != name and r["missing"] in (set(names) - {name}):
                     continue  # reported for the shorter name itself
                 editable = script if _from_submit_dir(script, scripts) else None
+                top = name.split(".")[0]
+                if top in elsewhere:
+                    yield _unreached(job, _missing(job, editable, name, r,
+                                                   {**elsewhere, **packages}, pp, unresolved,
+                                                   cwd_from, where, loc, data),
+                                     elsewhere[top], edits)
+                    continue
                 yield _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
                                where, loc, data)
             elif name in packages and r["origin"]:
@@ -206,6 +277,19 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                                                 "repo", "pip install -e ."),)),))
     if not looked and skipped:
         raise Skip("; ".join(skipped))
+
+
+def _unreached(job: Job, f: Finding, pkg: Path, edits: list) -> Finding:
+    """A missing package that the repo has, but where nothing on the step's path (as the
+    doctor reads it) reaches: a warning, since a package of that name installed in the
+    job's Python would do (the doctor cannot tell a vendored copy from a third-party
+    one), with the sys.path edits whose directory does not exist."""
+    gone = [job.rel(d) for d, _ in edits if not fs.is_dir(d)]
+    note = f"; the repo has {pkg.name} at {job.rel(pkg)}/, which no directory on the " \
+        "job's path reaches" + (f" (the entry's sys.path edit adds {', '.join(gone)}, which "
+                                "does not exist: a directory relative to the working "
+                                "directory?)" if gone else "")
+    return replace(f, message=f.message + note, severity=Severity.WARNING)
 
 
 def _closure_imports(job: Job, files: list, tops: set) -> dict:

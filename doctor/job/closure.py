@@ -211,30 +211,58 @@ def _cwd(job: Any, step: Any) -> Path:
 def sys_path_edits(job: Any, entry: Path, cwd: Path) -> list:
     """(directory, first) for each directory an entry puts on sys.path when it runs
     (`first`: `insert(0, …)`, ahead of its own directory): `sys.path.append/insert/
-    extend` with `os.getcwd()`, `os.path.dirname(__file__)` and its `..` joins,
-    `Path(__file__).parent(.parent)`, `.resolve()`, `os.path.abspath/realpath`, or a
-    literal string (a relative one from `cwd`). Read as data; an argument in another
-    form is skipped (an import through it may be missed, never invented)."""
+    extend` and `site.addsitedir` with `os.getcwd()`, `os.path.dirname(__file__)` and its
+    `..` joins, `Path(__file__).parent(.parent)`, `.resolve()`, `os.path.abspath/
+    realpath`, a literal string (a relative one from `cwd`, as Python reads it), or a
+    module-level name assigned one of those before (`ROOT = Path(__file__).parents[1]`).
+    Read as data; an argument in another form is skipped here (an import through it may
+    be missed, never invented) and named by sys_path_unread."""
+    return _read_edits(job, entry, cwd)[0]
+
+
+def sys_path_unread(job: Any, entry: Path) -> list:
+    """`file:line (code)` of each sys.path edit of the entry whose directory the doctor
+    cannot read (`sys.path.append(args.root)`): a module the job imports through it may
+    be found there, so a lookup that misses it is not proof."""
+    return _read_edits(job, entry, job.repo)[1]
+
+
+PATH_EDITS = ("sys.path.append", "sys.path.insert", "sys.path.extend", "site.addsitedir")
+
+
+def _read_edits(job: Any, entry: Path, cwd: Path) -> tuple:
     tree = tree_of(job, entry)
     if not isinstance(tree, ast.Module):
-        return []
+        return [], []
     out: list = []
+    unread: list = []
+    names: dict = {}   # module-level name → the path it holds, as assigned so far
     for st in _module_statements(tree.body):
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name):
+            value = _path_value(st.value, entry, cwd, names)
+            if value is None:
+                names.pop(st.targets[0].id, None)
+            else:
+                names[st.targets[0].id] = value
+            continue
         call = st.value if isinstance(st, ast.Expr) else None
-        if not isinstance(call, ast.Call) or dotted(call.func) not in (
-                "sys.path.append", "sys.path.insert", "sys.path.extend"):
+        if not isinstance(call, ast.Call) or dotted(call.func) not in PATH_EDITS:
             continue
         insert = dotted(call.func) == "sys.path.insert"
         # insert(0, X) puts X before the entry's directory; a later index, append: after
         first = insert and bool(call.args) and isinstance(call.args[0], ast.Constant) \
             and call.args[0].value == 0
-        for arg in call.args[1:] if insert else call.args:
+        for arg in call.args[1:] if insert else call.args[:1]:
             values = arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg]
             for v in values:
-                d = _path_value(v, entry, cwd)
+                d = _path_value(v, entry, cwd, names)
                 if d is not None:
                     out.append((Path(os.path.normpath(d)), first))
-    return list(dict.fromkeys(out))
+                else:
+                    unread.append(f"{job.rel(entry)}:{st.lineno} "
+                                  f"(`{ast.unparse(call)[:80]}`)")
+    return list(dict.fromkeys(out)), unread
 
 
 def _module_statements(body: list) -> list:
@@ -250,37 +278,51 @@ def _module_statements(body: list) -> list:
     return out
 
 
-def _path_value(node: ast.AST, entry: Path, cwd: Path) -> Optional[str]:
+def _path_value(node: ast.AST, entry: Path, cwd: Path,
+                names: Optional[dict] = None) -> Optional[str]:
     """The path a sys.path argument evaluates to, or None when it is not one of the
-    forms read as data."""
+    forms read as data; `names`: module-level names already bound to a path."""
+    names = names or {}
+
+    def value(n: ast.AST) -> Optional[str]:
+        return _path_value(n, entry, cwd, names)
+
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value if os.path.isabs(node.value) else str(cwd / node.value)
-    if isinstance(node, ast.Name) and node.id == "__file__":
-        return str(entry)
+    if isinstance(node, ast.Name):
+        return str(entry) if node.id == "__file__" else names.get(node.id)
     if isinstance(node, ast.Call):
         name = dotted(node.func)
         if name in ("os.getcwd", "Path.cwd", "pathlib.Path.cwd") and not node.args:
             return str(cwd)
         if name in ("os.path.abspath", "os.path.realpath", "os.path.normpath", "str",
-                    "os.fspath", "Path", "pathlib.Path") and len(node.args) == 1:
-            return _path_value(node.args[0], entry, cwd)
+                    "os.fspath", "Path", "pathlib.Path") \
+                and len(node.args) == 1:
+            return value(node.args[0])
         if name == "os.path.dirname" and len(node.args) == 1:
-            inner = _path_value(node.args[0], entry, cwd)
+            inner = value(node.args[0])
             return os.path.dirname(inner) if inner is not None else None
         if name == "os.path.join" and node.args:
-            parts = [_path_value(node.args[0], entry, cwd)] + [
+            parts = [value(node.args[0])] + [
                 a.value if isinstance(a, ast.Constant) and isinstance(a.value, str)
                 else (os.pardir if dotted(a) == "os.path.pardir" else None)
                 for a in node.args[1:]]
             return None if None in parts else os.path.join(*parts)   # type: ignore[arg-type]
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("resolve", "absolute") \
                 and not node.args:
-            return _path_value(node.func.value, entry, cwd)
+            return value(node.func.value)
     if isinstance(node, ast.Attribute) and node.attr == "parent":
-        inner = _path_value(node.value, entry, cwd)
+        inner = value(node.value)
         return os.path.dirname(inner) if inner is not None else None
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and \
+            node.value.attr == "parents" and isinstance(node.slice, ast.Constant) and \
+            isinstance(node.slice.value, int) and node.slice.value >= 0:   # p.parents[1]
+        inner = value(node.value.value)
+        for _ in range(node.slice.value + 1 if inner is not None else 0):
+            inner = os.path.dirname(inner)   # type: ignore[type-var]
+        return inner
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):   # Path(...) / ".."
-        left = _path_value(node.left, entry, cwd)
+        left = value(node.left)
         right = node.right.value if isinstance(node.right, ast.Constant) and \
             isinstance(node.right.value, str) else None
         return os.path.join(left, right) if left is not None and right is not None else None
