@@ -11,7 +11,7 @@ from doctor.job.closure import step_files
 from doctor.job.context import Job
 from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
-from doctor.job.platform import platform_of
+from doctor.job.platform import asks_gpus, platform_of
 from doctor.job.sources import dotted, tree_of
 from doctor.model import script_fix
 
@@ -42,7 +42,10 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     the repo that, with the repo modules it imports, imports neither torch nor a
     package built on it (Lightning, transformers, ...), and that no torch launcher
     (torchrun, accelerate, deepspeed) starts, is skipped, saying so (a TensorFlow job
-    in a ROCm container). A job whose entry the doctor cannot read is judged.
+    in a ROCm container). A job whose entry the doctor cannot read is judged. So is a
+    job that asks for no GPU only where its partition's nodes may have GPUs: a CPU job
+    that runs the ROCm PyTorch image for Python alone has no GPU allocator, and is
+    skipped, saying so.
 
     ## Why it matters
     Without `expandable_segments:True` the allocator fragments on MI250X and
@@ -60,15 +63,20 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
     after the `#SBATCH` lines) and removes the variables torch ignores.
     """
     reasons = []
-    not_torch = []
+    not_judged = []
     for script in scripts_or_none(job):
         env, _ = followed_env(job, script)
         platform = platform_of(job, script)
         if not platform.is_rocm:
             continue
+        if script is not None and asks_gpus(job, script) is False:
+            # a CPU job that runs the ROCm image for Python only: no GPU, no allocator
+            not_judged.append(f"{script.rel} asks for no GPU (no --gpus*, --gres=gpu) on a "
+                             "partition without GPUs: no GPU caching allocator runs")
+            continue
         other = _not_pytorch(job, script)
         if other is not None:   # a TensorFlow job in a ROCm container reads no such variable
-            not_torch.append(other)
+            not_judged.append(other)
             continue
         why = platform.why
         reasons.append(why)
@@ -113,8 +121,8 @@ def hip_alloc_conf(job: Job) -> Iterator[Finding]:
                 "predates expandable segments on ROCm (2.3): the option does nothing",
                 location=env_location(win), fix="Use a torch >= 2.3 ROCm build.",
                 data=dict(data, kind="no-op", torch_version=job.torch_version))
-    if not reasons and not_torch:
-        raise Skip("; ".join(not_torch))
+    if not reasons and not_judged:
+        raise Skip("; ".join(not_judged))
     if not reasons:
         raise Skip("not a ROCm job (no HIP torch build, /dev/kfd, ROCm container or "
                    "ROCm-only variables in the job's steps; or NVIDIA signs outweigh them)")

@@ -4,8 +4,10 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.job.cluster import jobs_elsewhere
 from doctor.job.context import Job
 from doctor.job.env import env_location
+from doctor.job.platform import asks_gpus
 
 VISIBILITY = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
               "GPU_DEVICE_ORDINAL")
@@ -63,6 +65,14 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
     env_findings = list(_visibility_findings(job, backend, data))
     yield from env_findings
 
+    # the job's own variables are judged above; this node's GPUs and torch are not the
+    # nodes' of a job for another cluster (issue 26)
+    away = None if job.in_job else jobs_elsewhere(job)
+    if away:
+        if env_findings:
+            return
+        raise Skip(f"this machine's GPUs and torch are not the job's nodes': {away}; probe a "
+                   "node of that cluster (`srun -N1 doctor run --only gpu-not-visible`)")
     nvidia, kfd = devices.get("nvidia") or [], bool(devices.get("kfd"))
     hardware = len(nvidia) or (len(devices.get("render") or []) if kfd else 0)
     if not job.in_job and not hardware and not visible:
@@ -232,12 +242,7 @@ def _asks_gpus(job: Job, script) -> Optional[bool]:
     if script is None:
         expected, _, _ = expected_gpus(job)
         return bool(expected)
-    got = script.gpus_per_node()
-    if got and got[0] > 0:
-        return True
-    from doctor.job.cluster import partition_gpus
-
-    return None if (partition_gpus(job, script) or 0) > 0 else False
+    return asks_gpus(job, script)
 
 
 def asks_why(script) -> str:

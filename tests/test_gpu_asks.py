@@ -182,3 +182,29 @@ def test_one_process_per_device_is_lightnings_rule_only(tmp_path, code, rules):
                      {"config/c.yaml": "DISTRIBUTED:\n  gpus: [0,1,2,3]\n"})
     (repo / "train.py").write_text(code)
     assert [f["data"]["rule"] for f in mismatch(repo)] == rules
+
+
+# -- the ROCm allocator on a CPU job ------------------------------------------------------
+
+ROCM_IMAGE = "/appl/local/containers/sif-images/lumi-pytorch-rocm-6.2.1-python-3.12.sif"
+
+
+@pytest.mark.parametrize("head,status", [
+    # LUMI-AI-example's file-format conversions: a CPU partition, no GPU asked for, the
+    # ROCm PyTorch image used only for Python: no GPU, so no caching allocator to tune
+    ("#SBATCH --partition=small\n#SBATCH --cpus-per-task=16\n", "skip"),
+    ("#SBATCH --partition=standard\n#SBATCH --cpus-per-task=128\n", "skip"),
+    # the same step with GPUs asked for, in any of Slurm's ways: judged
+    ("#SBATCH --partition=small-g\n#SBATCH --gpus-per-node=1\n", "fail"),
+    ("#SBATCH --partition=small-g\n#SBATCH --gres=gpu:2\n", "fail"),
+    ("#SBATCH --partition=small-g\n#SBATCH --ntasks=2\n#SBATCH --gpus-per-task=1\n", "fail"),
+])
+def test_hip_alloc_conf_judges_only_jobs_that_ask_for_gpus(tmp_path, head, status):
+    repo = repo_with(tmp_path, HEAD + head + f"srun singularity exec {ROCM_IMAGE} "
+                     "python train.py\n")
+    code, result, _ = run(repo, "hip-alloc-conf", "--static")
+    assert result["status"] == status, result
+    if status == "skip":
+        assert "asks for no GPU" in result["reason"], result["reason"]
+    else:
+        assert "expandable_segments:True" in result["findings"][0]["message"], result

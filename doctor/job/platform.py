@@ -65,6 +65,19 @@ def platform_of(job: Any, script: Any = None) -> Platform:
                     lambda: _decide(job, script))
 
 
+def asks_gpus(job: Any, script: Any) -> Optional[bool]:
+    """Whether a job script asks for GPUs. True: --gpus*, --gres=gpu or --gpus-per-task.
+    False: it asks for none and its partition's nodes have none, where that is known (a
+    CPU job, even one that runs a GPU build's image for Python). None: it asks for none,
+    but its partition's nodes have GPUs, which a site may give without a request."""
+    got = script.gpus_per_node()
+    if got and got[0] > 0:
+        return True
+    from doctor.job.cluster import partition_gpus   # (cluster.py imports the job model)
+
+    return None if (partition_gpus(job, script) or 0) > 0 else False
+
+
 def _decide(job: Any, script: Any) -> Platform:
     build = _from_torch(job)
     if build is not None:
