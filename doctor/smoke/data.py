@@ -29,7 +29,8 @@ from doctor.smoke import data_node as N
 from doctor.smoke import protocol as P
 from doctor.smoke.classify import Frame, is_user_frame, parse_dump, signal_name
 from doctor.smoke import zygote
-from doctor.smoke.launcher import Launcher, _read, _read_events, rank_path, start_reaped
+from doctor.smoke.launcher import (Launcher, _read, _read_events, rank_path, smoke_environ,
+                                    start_reaped)
 
 FD_NEAR = 0.8     # of RLIMIT_NOFILE in use: near the limit the outcome varies from run to run
 SHM_NEAR = 0.8    # of the node's /dev/shm
@@ -124,8 +125,7 @@ class DataLauncher(Launcher):
             if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the data smoke was cancelled")
             plan = self.data_plan
-            env = {k: v for k, v in doctor_proc.environ().items()
-                   if not k.startswith("TORCHELASTIC_")}
+            env = smoke_environ()
             env.update(plan.env)
             env.update({
                 "PYTHONPATH": os.pathsep.join(rank_path(plan.repo, env)),

@@ -40,6 +40,27 @@ REAPER = str(Path(__file__).resolve().with_name("reaper.py"))
 DOCTOR_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
+def smoke_environ() -> dict:
+    """The doctor's environment as every smoke child starts from it (the ranks, the data
+    smoke's node, the memory estimate, the torch probe through the zygote): without
+    torchelastic's TORCHELASTIC_* variables, which a doctor started by torchrun inherits
+    and which would make the child's torch take it for one of that run's workers."""
+    return {k: v for k, v in doctor_proc.environ().items()
+            if not k.startswith("TORCHELASTIC_")}
+
+
+def smoke_env(repo: Path) -> dict:
+    """smoke_environ() with what every smoke child shares: the repo importable, no bytecode
+    written in it, one OpenMP thread unless the user chose (as torchrun does: the
+    processes share the cores). The zygote's key is read from these (the probe in
+    doctor/probes/gpu.py builds its env here so that it shares the ranks' zygote)."""
+    env = smoke_environ()
+    env["PYTHONPATH"] = os.pathsep.join(rank_path(repo, env))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"   # read-only: no __pycache__ in the user's repo
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return env
+
+
 def rank_path(repo: Path, env: dict) -> list:
     """The ranks' PYTHONPATH: the repo's src/ layout and the repo (so that `--model
     pkg.mod:build` imports the repo's pkg, as the job would from its directory), the
@@ -160,16 +181,12 @@ class Launcher:
     def env_for(self, rank: int, deadline: float, run_dir: Optional[Path] = None) -> dict:
         run_dir = run_dir or self.dir
         assert run_dir is not None, "start() makes the run directory first"
-        env = {k: v for k, v in doctor_proc.environ().items()
-               if not k.startswith("TORCHELASTIC_")}
-        paths = rank_path(self.plan.repo, env)
+        env = smoke_env(self.plan.repo)
         env.update({
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(self.port),
             "RANK": str(rank), "LOCAL_RANK": str(rank),
             "WORLD_SIZE": str(self.plan.world_size),
             "LOCAL_WORLD_SIZE": str(self.plan.world_size),
-            "PYTHONPATH": os.pathsep.join(paths),
-            "PYTHONDONTWRITEBYTECODE": "1",   # read-only: no __pycache__ in the user's repo
             "PYTHONUNBUFFERED": "1",
             # torch (DDP imports inductor) makes $TMPDIR/torchinductor_$USER: keep
             # whatever the ranks put in temp inside the dir that cleanup() removes
@@ -180,7 +197,6 @@ class Launcher:
             P.ENV_DEADLINE: repr(deadline), P.ENV_PG_TIMEOUT: str(self.plan.pg_timeout_s),
             P.ENV_PARENT: str(os.getpid()),
         })
-        env.setdefault("OMP_NUM_THREADS", "1")  # as torchrun does: ranks share the cores
         # INFO names the parameters that got no gradient in DDP's unused-parameter error.
         env.setdefault("TORCH_DISTRIBUTED_DEBUG", "INFO")
         return env
