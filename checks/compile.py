@@ -7,6 +7,7 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
 from doctor.job.code import CodeValue, CompileCall, code_settings, step_argv
+from doctor.job.cluster import jobs_elsewhere
 from doctor.job.context import Job
 from doctor.model import FixOption, run
 from doctor.job.sources import judges_all
@@ -69,7 +70,10 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     in (a Docker container is never a Slurm job's), or with another interpreter (a
     conda env's bin/python), this node's triton says nothing about the job's, so the
     triton rule is left out (noted in the report's facts): run the doctor inside the
-    container, or with that interpreter, to check it.
+    container, or with that interpreter, to check it. A job for another cluster (its
+    `--partition` or `--clusters` is not this machine's cluster's) runs on that
+    cluster's nodes: this node's triton, CPU and memory do not judge it, and the
+    check skips, saying so, unless the job's own config forks workers.
 
     ## Why it matters
     Without triton, inductor raises `TritonMissing: Cannot find a working
@@ -101,9 +105,17 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
         [_code_place(job, c, tuple(x for x in code.loaders if every or x.file == c.file))
          for c in code.compiles]
     live = not job.static
+    # this node's triton, CPU and memory are not those of a job for another cluster's
+    # nodes (issue 26): only the job's own config and code are judged then
+    away = jobs_elsewhere(job) if live else None
+    if away:
+        job.record_fact("torch_compile_unchecked", f"triton and node memory not judged: the "
+                        f"nodes are another cluster's: {away}")
+    judged = False
     for what, loc, mode, base, fork, unseen in places:
         yield from fork
-        if not live:
+        judged = judged or bool(fork)
+        if not live or away:
             continue
         triton = job.fact("triton") or {}
         machine = (job.fact("node") or {}).get("machine")
@@ -138,6 +150,8 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
                 location=loc, fix="Use mode: default or reduce-overhead on this node.",
                 data=dict(base, rule="max-autotune-memory", memory_bytes=mem),
                 severity=Severity.WARNING)
+    if away and not judged:
+        raise Skip(f"this machine's triton, CPU and memory are not the job's nodes': {away}")
 
 
 def _config_place(job: Job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:

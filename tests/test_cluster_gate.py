@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, clean_env, git_repo, result_of, validate_report
+from doctor.job.context import Job
+from doctor.registry import get
+from doctor.runner import run_checks
 
 FAIRSEQ = ROOT / "tests" / "data" / "unseen" / "fair_seq_fsdp_slurm"
 CHECK = "core-dump-unlimited"
@@ -88,3 +91,44 @@ def test_a_job_for_this_cluster_is_still_judged_by_this_shells_limit(slurm_clust
     assert "the login shell's limit (Slurm propagates it to the job)" in f["message"]
     assert "not known here" not in f["message"] and "other_cluster" not in f["data"], f
 
+
+
+# ---- recorded facts of a GPU node reading another cluster's job ---------------------
+# The fixtures' facts are a GPU node's (fixtures/gpu-not-visible, torch-compile-risk):
+# this machine, were it that node, would judge a job tied to it. The same job sent to a
+# partition the live Slurm lacks (`train`, fair_seq_fsdp_slurm's) runs on another cluster.
+
+def _fixture_job(tmp_path: Path, case: str, sbatch: str) -> Job:
+    from harness import load_case, materialize
+
+    src = ROOT / "fixtures" / case
+    root = materialize(src, tmp_path)
+    (root / "job.sbatch").write_text(sbatch)
+    spec = load_case(src)
+    return Job(root, sbatch=[str(root / "job.sbatch")], facts=spec.get("facts"),
+               # read from a login shell, not inside a job: the node's facts alone
+               env={str(k): str(v) for k, v in (spec.get("env") or {}).items()
+                    if not str(k).startswith("SLURM_")})
+
+
+def _in_process(job: Job, check_id: str) -> dict:
+    doc = run_checks(job, [get(check_id)]).doc()
+    return result_of(doc, check_id)
+
+
+GPU_JOB = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:a100:4\n{part}srun python train.py\n"
+
+
+@pytest.mark.parametrize("check_id, case, sbatch", [
+    ("gpu-not-visible", "gpu-not-visible/fail_a100_fewer_than_gres", GPU_JOB),
+    ("torch-compile-risk", "torch-compile-risk/fail_no_triton_cuda", GPU_JOB),
+])
+def test_a_gpu_nodes_own_facts_do_not_judge_another_clusters_job(
+        slurm_cluster, tmp_path, check_id, case, sbatch):
+    here = _in_process(_fixture_job(tmp_path / "here", case, sbatch.format(part="")), check_id)
+    assert here["status"] == "fail", here   # the node's facts judge a job tied to no cluster
+    away = _in_process(_fixture_job(tmp_path / "away", case, sbatch.format(
+        part="#SBATCH --partition=train\n")), check_id)
+    assert away["status"] == "skip" and not away["findings"], away
+    assert "not the job's nodes'" in away["reason"] and "partition train" in away["reason"], \
+        away["reason"]

@@ -252,3 +252,11 @@ def other_cluster(job: Job, script) -> Optional[str]:
     if not ties:
         return None
     return f"the job is for the cluster of {' and '.join(ties)}, and {why}"
+
+
+def jobs_elsewhere(job: Job) -> Optional[str]:
+    """Why this machine's node facts (its GPUs, Python, mounts, limits) judge none of the
+    job's scripts, one line: every one is for another cluster (other_cluster). None when
+    one may run here, or when there is no job script (the training starts from here)."""
+    whys = [other_cluster(job, s) for s in job.scripts]
+    return whys[0] if whys and all(whys) else None
