@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
+from doctor.job.closure import step_files
 from doctor.job.cluster import other_cluster
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.context import Job
@@ -441,6 +442,21 @@ def _under(path: Path, root: str) -> bool:
     return p == root or p.startswith(root.rstrip("/") + "/")
 
 
+def _jobs_loaders(job: Job, loaders: list) -> list:
+    """[(script, ranks per node, loaders)] for each job script's training step (None: the
+    login environment). A DataLoader of the code counts for a job whose step's import
+    closure holds its file, or for every job whose code is not known; the configs'
+    loaders count for every job. Each job is sized by its own ranks and loaders, never
+    one job's ranks times another's loaders."""
+    out = []
+    for script in job.scripts or [None]:
+        reached = step_files(job, job.step(script)) if script is not None else []
+        files = {job.rel(p) for p in reached}
+        mine = [w for w in loaders if not files or not w[0].endswith(".py") or w[0] in files]
+        out.append((script, job.ranks_per_node(script).value or 1, mine))
+    return out
+
+
 @check(SHM_CHECK, title="/dev/shm is too small for the shared-memory cache and the workers",
        severity="error", tags=("cache", "dataloader"), needs=("node", "configs"), timeout=30)
 def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
@@ -458,15 +474,17 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
     main process takes them; a batch is assumed to take `batch_mib` MiB (default 64, an
     option: set it to your real batch size). When no config gives a DataLoader with
     workers, the code's `DataLoader(...)` calls do (num_workers from an env variable the
-    job exports, an argparse option, ...: see dataloader-option-conflict). Ranks per
-    node come from the job's launched step (Slurm tasks per node × torchrun processes;
-    SLURM_NTASKS_PER_NODE in a job). A cache that already sits in /dev/shm counts as
-    available space (it is the job's own). The finding is an error when the cache alone
-    does not fit, a warning when it is the batches' estimate that does not (its size is
-    assumed). Also fails when /dev/shm is below `min_gib` GiB at all (Docker's default
-    is 64 MiB), and warns about `torch_<pid>_*` segments whose creating process is dead
-    (or, for other `torch_*` names, untouched for a day), with their total size and the
-    `rm` command.
+    job exports, an argparse option, ...: see dataloader-option-conflict). Each job
+    script is sized by itself: the ranks per node of its launched step (Slurm tasks per
+    node × torchrun processes; SLURM_NTASKS_PER_NODE in a job) times the DataLoaders of
+    the code that step runs (its import closure; every loader where the step's code is
+    not known); the job that needs the most is reported. A cache that already sits in
+    /dev/shm counts as available space (it is the job's own). The finding is an error
+    when the cache alone does not fit, a warning when it is the batches' estimate that
+    does not (its size is assumed). Also fails when /dev/shm is below `min_gib` GiB at
+    all (Docker's default is 64 MiB), and warns about `torch_<pid>_*` segments whose
+    creating process is dead (or, for other `torch_*` names, untouched for a day), with
+    their total size and the `rm` command.
 
     This machine's /dev/shm judges a job only where this machine may be its node: a job
     whose every script is tied by its `--partition`, `--clusters` or `site.cluster` to a
@@ -519,9 +537,9 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
             unsized.append(c)
         else:
             cache_bytes += size
-    loaders = loader_workers(job, prefetch_factor)
-    rpn = job.ranks_per_node()
-    ranks = rpn.value or 1
+    # the job that needs the most: its ranks per node x the loaders of the code it runs
+    script, ranks, loaders = max(_jobs_loaders(job, loader_workers(job, prefetch_factor)),
+                                 key=lambda j: j[1] * sum(n * pf for _, _, n, pf in j[2]))
     slots = sum(n * pf for _, _, n, pf in loaders)
     workers_bytes = ranks * slots * batch_mib * MIB
     needed = cache_bytes + workers_bytes
@@ -532,7 +550,8 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
             parts.append(f"the cache ({human(cache_bytes)} in "
                          f"{', '.join(str(c.path) for c in in_shm)})")
         if workers_bytes:
-            parts.append(f"{ranks} rank(s) x {slots} in-flight batches (num_workers x "
+            parts.append(f"{'for ' + script.rel + ': ' if script else ''}{ranks} rank(s) x "
+                         f"{slots} in-flight batches (num_workers x "
                          f"prefetch_factor) x {batch_mib} MiB = {human(workers_bytes)}")
         cfg, line = (loaders[0][0], loaders[0][1]) if loaders else (root, None)
         # precision rule: the batches' size is an assumption (batch_mib), the cache's is not
@@ -549,6 +568,7 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
             data={"path": root, "total_bytes": total, "free_bytes": free,
                   "needed_bytes": needed, "cache_bytes": cache_bytes,
                   "workers_bytes": workers_bytes, "ranks_per_node": ranks,
+                  "script": script.rel if script else None,
                   "batch_mib": batch_mib,
                   "caches_unsized": [str(c.path) for c in unsized], **tied})
     stale = shm.get("stale") or []

@@ -53,3 +53,31 @@ def test_dev_shm_of_this_machine_judges_only_its_own_clusters_jobs(tmp_path, tie
         assert f["data"]["other_cluster"]
     else:
         assert "other_cluster" not in f["data"] and "this machine" not in f["message"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm on this machine")
+def test_each_job_is_sized_by_its_own_ranks_and_the_loaders_its_code_runs(tmp_path):
+    """Two jobs of one repo (LUMI-AI-example's quickstart and its 8-rank DDP script): the
+    1-rank job's entry has the workers, the 8-rank job's entry has none. The estimate is
+    each job's ranks per node × the DataLoaders of the code its step runs, never one job's
+    ranks times another job's loaders (it said "8 rank(s) x 176 in-flight batches" for a
+    job of one process). batch_mib is made huge so that the estimate always fails here."""
+    head = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --time=1:00:00\n"
+    files = {
+        "doctor.yaml": f"options: {{{CHECK}: {{batch_mib: {BIG_GIB * 1024}}}}}\n",
+        "one.sbatch": head + "#SBATCH --ntasks-per-node=1\npython one.py\n",
+        "eight.sbatch": head + "#SBATCH --ntasks-per-node=8\nsrun python eight.py\n",
+        "one.py": "from torch.utils.data import DataLoader\n"
+                  "loader = DataLoader(range(10), batch_size=2, num_workers=8)\n",
+        "eight.py": "from torch.utils.data import DataLoader\n"
+                    "loader = DataLoader(range(10), batch_size=2, num_workers=0)\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    code, doc = run_json("--only", CHECK, "--repo", str(tmp_path), "--sbatch", "one.sbatch",
+                         "--sbatch", "eight.sbatch", cwd=tmp_path)
+    res = result_of(doc, CHECK)
+    (f,) = [f for f in res["findings"] if "workers_bytes" in f["data"]]
+    assert (f["data"]["ranks_per_node"], f["data"]["script"]) == (1, "one.sbatch"), f["data"]
+    assert f["data"]["workers_bytes"] == 1 * 16 * BIG_GIB * 1024 * 1024 ** 2, f["data"]
+    assert "for one.sbatch: 1 rank(s) x 16 in-flight batches" in f["message"], f["message"]
+    assert f["location"] == {"path": "one.py", "line": 2}, f
