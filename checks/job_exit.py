@@ -236,7 +236,7 @@ def _set_flags(cmd: Cmd) -> dict:
 
 @dataclass
 class Verdict:
-    form: str           # last-command | exit-0 | or-true | pipe | wait
+    form: str           # last-command | exit-0 | or-true | pipe | wait | step-shell
     severity: Severity
     line: int           # where the status is lost
     what: str           # the message
@@ -417,7 +417,10 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
     on ERR/EXIT that exits, a step in a function that is not called (or whose
     body has `return`), a script with a stray `done`/`fi`. A function's body is read where
     the function is called (`train() { srun …; }; train; echo done` is judged at the call).
-    `srun bash inner.sh` is judged at the srun line; a step launched from a script that
+    `srun bash inner.sh` is judged at the srun line. A step that runs its own shell,
+    `srun … bash -c 'python train.py; cp …'`, exits with that code's last command's
+    status: the code is judged the same way around the training command (not under
+    `bash -ec` or `set -e` in it). A step launched from a script that
     the batch script sources or runs with `bash` (its launcher not in the batch script)
     is not judged, nor a script without `#SBATCH` lines (bash may run it on a login node,
     where `srun` makes the job and the job's state is the step's).
@@ -461,6 +464,8 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
             continue     # launched from a script the batch script runs: not judged here
         launcher = (outer.argv[0] if outer.argv else "").rsplit("/", 1)[-1]
         verdict = judge(script, outer.line, launcher)
+        if verdict is None:   # the step's status is the job's: is the training's the step's?
+            verdict = _in_step_shell(script, outer.line, step)
         if verdict is None:
             continue
         if verdict.form == "last-command" and script.unread:
@@ -469,6 +474,63 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
         yield _finding(job, script, outer.line, verdict)
     if not found:
         raise Skip("no job script runs a training step")
+
+
+SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
+
+
+def _in_step_shell(script: SbatchScript, line: int, step) -> Optional[Verdict]:
+    """The step's own shell: `srun … bash -c 'CODE'` exits with CODE's last command's
+    status, so CODE is judged as a script around the training command (`python3 x.py;
+    cp …` hides a failed run behind the cp). None when the step runs no `-c` code, the
+    code runs under `-e`, or the training command is not found in it."""
+    last = step.chain[-1] if step.chain else None
+    if last is None or last.line != line or not last.argv:
+        return None
+    inner = last.argv[0].rsplit("/", 1)[-1]
+    for c in read_commands(script.text):
+        if c.line != line or c.in_function:
+            continue
+        code = _shell_code(c.argv)
+        if code is None:
+            return None
+        text, errexit, shell = code
+        if errexit or inner not in text:
+            return None     # `bash -ec`: the shell stops at the failed command
+        at = script.text.find(text)
+        first = script.text.count("\n", 0, at) + 1 if at >= 0 else line
+        steps = [k for k in read_commands(text, first)
+                 if any(a.rsplit("/", 1)[-1] == inner for a in k.argv)]
+        if len(steps) != 1:
+            return None     # run twice (or not read): which one decides is not shown
+        v = judge(script, steps[0].line, inner, text, first)
+        if v is None:
+            return None
+        return replace(v, form="step-shell",
+                       what=f"the step at {script.rel}:{line} runs its own shell "
+                            f"(`{shell} '…'`), and {v.what}")
+    return None
+
+
+def _shell_code(argv: list) -> Optional[tuple]:
+    """(CODE, errexit, `bash -lc`) of `bash [-opts] -c CODE` in a command's words (`sh -ec`,
+    `bash -lc`), or None."""
+    for i, w in enumerate(argv):
+        if w.rsplit("/", 1)[-1] not in SHELLS:
+            continue
+        errexit, j = False, i + 1
+        while j < len(argv) and re.match(r"^-[A-Za-z]+$", argv[j]):
+            opts = argv[j][1:]
+            errexit |= "e" in opts
+            if opts.endswith("o") and j + 1 < len(argv):   # `-o errexit`, `-eo pipefail`
+                errexit |= argv[j + 1] == "errexit"
+                j += 2
+                continue
+            j += 1
+            if "c" in opts:
+                return (argv[j], errexit, " ".join(argv[i:j])) if j < len(argv) else None
+        return None
+    return None
 
 
 def _finding(job: Job, script: SbatchScript, step_line: int, v: Verdict) -> Finding:
@@ -485,6 +547,10 @@ def _finding(job: Job, script: SbatchScript, step_line: int, v: Verdict) -> Find
             if edits.owned(job, script.rel):
                 edit = edits.replace_line(job, script.rel, v.line, old[:m.start()],
                                           "the step's failure kept", unsafe=True)
+    elif v.form == "step-shell":   # a line before srun cannot reach the step's shell
+        fix = ("Make the step's shell exit with the training's status: `bash -ec '…'` (or "
+               "`set -e;` first in its code, or `rc=$?` after the training and `exit $rc` "
+               "last).")
     elif v.form == "wait":
         fix = ("Wait for the step's process id and exit with its status: "
                "`srun … & pid=$!; wait $pid; exit $?` (or `set -e` and `wait $pid`).")

@@ -54,6 +54,14 @@ CASES = {
                  "  srun python3 train.py\nfi\n", None),
     "and_last": ("srun python3 train.py && echo trained\n", None),
     "pipestatus": ("srun python3 train.py | tee train.log\nexit ${PIPESTATUS[0]}\n", None),
+    # the step's own shell (`srun … bash -c 'CODE'`): the step's status is CODE's last
+    # command's (LUMI-AI-example's run_ramfs.sh copies files back after the training)
+    "bash_c_echo": ("srun bash -c 'python3 train.py; echo done'\n", (4, "error")),
+    "bash_c_lines": ("srun bash -c '\n  python3 train.py\n  cp train.log out.log\n'\n",
+                     (6, "warning")),
+    "bash_c_last": ("srun bash -c 'echo start; python3 train.py'\n", None),
+    "bash_ec": ("srun bash -ec 'python3 train.py; echo done'\n", None),
+    "bash_c_and": ("srun bash -c 'python3 train.py && echo trained'\n", None),
 }
 
 
@@ -182,7 +190,7 @@ def test_the_demo_job_is_silent():
 # Two forms hidden, two kept; the local nodes run two one-CPU jobs at a time and each round
 # waits for the scheduler, so the other forms are left to the bash oracle above (the job's
 # state is the batch script's exit status, which these four show).
-SLURM_CASES = ["echo_after", "tee", "set_e", "rc_kept"]
+SLURM_CASES = ["echo_after", "tee", "set_e", "rc_kept", "bash_c_echo", "bash_ec"]
 
 
 @pytest.mark.slurm
@@ -206,3 +214,15 @@ def test_slurm_records_completed_for_each_flagged_script_and_failed_once_fixed(
     states = {name: wait_done(job_id) for name, job_id in ids.items()}
     want = {name: "COMPLETED" if _expected(name) else "FAILED" for name in SLURM_CASES}
     assert states == want
+
+
+def test_the_steps_own_shell_is_named_and_its_fix_is_in_that_shell(repo):
+    """`srun bash -c 'python3 train.py; echo done'`: the finding says the step's own
+    shell ends with echo, and the fix is in that shell (a `set -e` before srun cannot
+    reach it): no edit of the batch script is offered."""
+    _, _, found = _findings(repo)
+    f = found["bash_c_echo.sbatch"]
+    assert "the step at bash_c_echo.sbatch:4 runs its own shell (`bash -c '…'`)" in f["message"], \
+        f["message"]
+    assert "`echo done`" in f["message"] and f["data"]["form"] == "step-shell", f
+    assert "bash -ec" in f["fix"] and not f.get("edits") and not f.get("fix_options"), f
