@@ -273,11 +273,10 @@ class Launcher:
         for rank in ranks:
             proc = self.procs[rank]
             if proc.poll() is None:
-                try:
-                    os.kill(proc.pid, signal.SIGUSR1)
-                    asked.append(rank)
-                except ProcessLookupError:
-                    pass
+                # send_signal, not os.kill(proc.pid): a zygote.Child's reaper is reaped by
+                # the zygote, whose pid may then be another process's; its pidfd is exact
+                proc.send_signal(signal.SIGUSR1)
+                asked.append(rank)
         end = time.time() + DUMP_WAIT_S
         pending = set(asked)
         while pending and time.time() < end:
@@ -307,7 +306,8 @@ class Launcher:
         except subprocess.TimeoutExpired:
             pass
         try:  # a reaper that does not answer: its process group, at least
-            os.killpg(proc.pid, signal.SIGKILL)
+            if proc.poll() is None:   # (once it has ended, its pid may be another's)
+                os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
         try:

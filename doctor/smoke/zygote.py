@@ -78,6 +78,8 @@ RANK_VARS = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADD
 READY_TIMEOUT_S = 90.0   # importing torch from a network filesystem can take a while
 REPLY_TIMEOUT_S = 10.0   # for the zygote to fork a reaper and name it
 GO = b"g"   # the doctor has the reaper's pid: it may start the child
+OUT, ERR = "import.out", "import.err"   # in its TMPDIR: what it printed while it imported
+IMPORT_OUTPUT_MAX = 1 << 20
 LOST = 255               # a Child's returncode when the zygote died before reporting it
 
 
@@ -275,6 +277,10 @@ class Zygote:
 _lock = threading.Lock()
 _current: Optional[Zygote] = None
 _failed: set = set()     # keys whose zygote could not start: not tried again
+# A zygote being started (up to READY_TIMEOUT_S), outside _lock: (its key, set when done).
+# Callers for that key wait for it; any other caller, close(), and the pending counts do not
+_starting: Optional[tuple] = None
+_closes = 0              # close() calls: a start that a close() overlapped ends its zygote
 
 
 def usable() -> bool:
@@ -291,29 +297,53 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
 
     if env.get(ENV_OFF) or doctor_proc.environ().get(ENV_OFF) or not usable():
         return None
+    global _starting
     key = (python, os.path.realpath(cwd), tuple(sorted(import_env(env).items())))
-    with _lock:
-        z = _current
-        if z is not None and z.key == key and z.alive():
-            if not z.serves(key, env):
+    while True:
+        with _lock:
+            z = _current
+            if z is not None and z.key == key and z.alive():
+                if not z.serves(key, env):
+                    return None
+                z.pending += 1
+                return z
+            if key in _failed or doctor_proc.stopping():
                 return None
-            z.pending += 1
-            return z
-        if key in _failed or doctor_proc.stopping():
+            if _starting is not None:
+                if _starting[0] != key:
+                    return None   # another environment's zygote is starting: as if busy
+                done: threading.Event = _starting[1]
+            else:
+                if z is not None:
+                    if z.alive() and z.busy():
+                        return None   # another interpreter or environment is using it
+                    _stop(z)
+                    _current = None
+                done = threading.Event()
+                _starting, closes = (key, done), _closes
+                break
+        # Another caller is starting the zygote this child wants: wait for it, then look again
+        if not done.wait(max(0.0, deadline - time.time())):
             return None
-        if z is not None:
-            if z.alive() and z.busy():
-                return None   # another interpreter or environment is using it
-            _stop(z)
-            _current = None
+    # Started without the lock (torch's import takes 1-90 s): other callers, close() and
+    # the pending counts of spawns that run meanwhile go on
+    z = None
+    try:
         z = _start(python, cwd, {k: v for k, v in env.items() if k not in PER_CHILD and k not in
                                  RANK_VARS and not k.startswith(RUN_VARS)}, key, deadline)
-        if z is None:
-            _failed.add(key)
-        else:
-            z.pending += 1
-        _current = z
-        return z
+    finally:
+        with _lock:
+            _starting = None
+            done.set()
+            if z is None:   # it failed (or _start raised)
+                _failed.add(key)
+            elif closes != _closes:   # the run that wanted it has ended meanwhile
+                _stop(z)
+                z = None
+            else:
+                z.pending += 1
+                _current = z
+    return z
 
 
 def warm(python: str, cwd: str, env: dict, deadline: float) -> None:
@@ -338,10 +368,13 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
     env = dict(shared, **{ENV_FD: str(theirs.fileno()), ENV_TMP: tmp, "TMPDIR": tmp})
     env[ENV_SUM] = env_sum(env)
     try:
-        proc = subprocess.Popen([python, "-m", "doctor.smoke.zygote"], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
-                                start_new_session=True)
+        # What its imports print (torch's warnings) goes to files that it replays into every
+        # child's stdout and stderr, where `python -m` would have printed it (see _run)
+        with open(os.path.join(tmp, OUT), "wb") as out, \
+                open(os.path.join(tmp, ERR), "wb") as err:
+            proc = subprocess.Popen([python, "-m", "doctor.smoke.zygote"], cwd=cwd, env=env,
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    pass_fds=[theirs.fileno()], start_new_session=True)
     except OSError:
         mine.close()
         theirs.close()
@@ -377,13 +410,13 @@ def _stop(z: Zygote) -> None:
 @atexit.register
 def close() -> None:
     """End the zygote: at the end of the run that started it (runner.run_checks: a library
-    caller's process keeps no torch process between runs), and at the doctor's exit. A
-    check thread that timed out while the zygote starts may hold the lock: then the
-    zygote is left to end with the doctor's process (its end of the socket closes)."""
-    global _current
+    caller's process keeps no torch process between runs), and at the doctor's exit. One
+    still starting (a check thread that timed out meanwhile) is ended when its start ends."""
+    global _current, _closes
     if not _lock.acquire(timeout=5):
         return
     try:
+        _closes += 1
         if _current is not None:
             _stop(_current)
         _current = None
@@ -460,16 +493,18 @@ def serve() -> int:
     tmp = os.environ.pop(ENV_TMP, "")
     os.environ.pop(ENV_SUM, None)
     try:
-        return _serve(ctl, startup)
+        return _serve(ctl, startup, tmp)
     finally:
         if tmp and os.getpid() == ZYGOTE_PID:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
 ZYGOTE_PID = os.getpid()
+IMPORT_OUTPUT = (b"", b"")   # what the imports printed on stdout and stderr (_serve)
 
 
-def _serve(ctl: socket.socket, startup: list) -> int:
+def _serve(ctl: socket.socket, startup: list, tmp: str = "") -> int:
+    global IMPORT_OUTPUT
     import importlib
 
     ready: dict = {"ok": False, "pid": os.getpid(), "startup": startup}
@@ -492,6 +527,7 @@ def _serve(ctl: socket.socket, startup: list) -> int:
         ready["error"] = f"{type(exc).__name__}: {exc}"[:2000]
     finally:
         environ.__getitem__ = getitem   # type: ignore[method-assign]
+    IMPORT_OUTPUT = (_printed(tmp, OUT), _printed(tmp, ERR))
     ctl.send(json.dumps(ready).encode())
     if not ready["ok"] or ready["threads"] != 1:
         return 1
@@ -551,6 +587,20 @@ def _serve(ctl: socket.socket, startup: list) -> int:
         except OSError:
             pass
     return 0
+
+
+def _printed(tmp: str, name: str) -> bytes:
+    """What this process printed to a std stream (a file in `tmp`) so far."""
+    for std in (sys.stdout, sys.stderr):
+        try:
+            std.flush()
+        except Exception:
+            pass
+    try:
+        with open(os.path.join(tmp, name), "rb") as fh:
+            return fh.read(IMPORT_OUTPUT_MAX)
+    except OSError:
+        return b""
 
 
 def _reaper(fds: list, zygote: int) -> int:
@@ -621,6 +671,10 @@ def _run(req: dict, env: dict) -> int:
                                   write_through=unbuffered)
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
+    # What torch's import printed (its warnings): `python -m` would print it here first
+    for fd, printed in zip((1, 2), IMPORT_OUTPUT):
+        if printed:
+            os.write(fd, printed)
     tempfile.tempdir = None   # gettempdir() reads this child's TMPDIR
     import multiprocessing.process as mp
 
