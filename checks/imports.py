@@ -49,15 +49,26 @@ def repo_packages(job: Job) -> dict:
 NOT_PACKAGES = ("tests", "test", "docs", "checks_tests")
 
 
-def packages_in(job: Job, root: Path) -> dict:
-    """Package name → directory, of the packages directly under `root`."""
+def packages_in(job: Job, root: Path, namespace: bool = False) -> dict:
+    """Package name → directory, of the packages directly under `root`; `namespace`:
+    with the directories without `__init__.py` that hold Python files, which Python
+    imports as namespace packages from a directory on sys.path (src/mtr/ with
+    src/mtr/datasets/__init__.py, reached from src/train.py)."""
     out: dict = {}
     if fs.is_dir(root, job.unreadable):
         for d in fs.entries(root, job.unreadable):
-            if d.name.isidentifier() and fs.is_file(d / "__init__.py", job.unreadable) \
-                    and d.name not in NOT_PACKAGES:
+            if not d.name.isidentifier() or d.name in NOT_PACKAGES:
+                continue
+            if fs.is_file(d / "__init__.py", job.unreadable) or namespace and \
+                    fs.is_dir(d, job.unreadable) and _holds_python(job, d):
                 out.setdefault(d.name, d)
     return out
+
+
+def _holds_python(job: Job, d: Path) -> bool:
+    """A .py file in `d`, or a package (a directory with __init__.py) right under it."""
+    return any(e.name.endswith(".py") or fs.is_file(e / "__init__.py", job.unreadable)
+               for e in fs.entries(d, job.unreadable))
 
 
 def package_dirs(job: Job) -> dict:
@@ -85,12 +96,12 @@ def step_packages(job: Job, entry: Path, edits: list, packages: dict) -> dict:
     directories; the first of a name wins, as in Python."""
     out: dict = {}
     for d in [d for d, first in edits if first] + [entry]:
-        for name, p in packages_in(job, d).items():
+        for name, p in packages_in(job, d, namespace=True).items():
             out.setdefault(name, p)
     for name, p in packages.items():
         out.setdefault(name, p)
     for d in [d for d, first in edits if not first]:
-        for name, p in packages_in(job, d).items():
+        for name, p in packages_in(job, d, namespace=True).items():
             out.setdefault(name, p)
     return out
 
@@ -127,17 +138,18 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
 
     For each job script's training step the doctor takes the modules of the
     repo's packages (directories with `__init__.py` under `src/` or the root,
-    or `[tool.setuptools] package-dir`, the entry's own directory and the
-    directories its `sys.path` edits add) that the step's entry and the repo
-    files it imports, transitively, import: an entry that imports only the
-    standard library has nothing to report. A package the repo has elsewhere
-    (`code/models/`) that nothing on the step's path reaches is a warning (an
-    installed package of that name would do), naming a `sys.path` edit whose
-    directory does not exist (`sys.path.insert(0, './code')` run from another
-    working directory); a `sys.path` edit the doctor cannot read
-    (`sys.path.append(args.root)`) is named, and makes a missing module a
-    warning. (Without a job script: every
-    package, and every module the repo's code imports from them.) It looks each one
+    or `[tool.setuptools] package-dir`; in the entry's own directory and the
+    directories its `sys.path` edits add, namespace packages too) that the
+    step's entry and the repo files it imports, transitively, import: an entry
+    that imports only the standard library has nothing to report. When a
+    `sys.path` edit of the entry adds a directory that does not exist
+    (`sys.path.insert(0, './code')` run from another working directory), a
+    package the repo has elsewhere (`code/models/`) that nothing on the step's
+    path reaches is a warning naming that edit (an installed package of that
+    name would do); so is one reached only through a `sys.path` edit the
+    doctor cannot read (`sys.path.append(args.root)`), which is named.
+    (Without a job script: every package, and every module the repo's code
+    imports from them.) It looks each one
     up in a child process given, as data, the job's effective environment (login
     environment + the script's exports, including scripts it runs inside a
     container) and the path the job's Python builds: the launched script's own
@@ -219,7 +231,13 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
             unread = [f"the sys.path edit at {u} puts it on the path"
                       for u in sys_path_unread(job, Path(path))]
             packages = step_packages(job, entry, edits, root_packages)
-            elsewhere = {n: ds[0] for n, ds in package_dirs(job).items() if n not in packages}
+            # an edit whose directory does not exist, or that the doctor cannot read,
+            # meant to reach the repo's code (`sys.path.insert(0, './code')` run from
+            # another directory): the repo's packages it may have meant are looked up
+            # too, and a miss is a warning
+            gone = [d for d, _ in edits if not fs.is_dir(d)]
+            elsewhere = {n: ds[0] for n, ds in package_dirs(job).items()
+                         if n not in packages} if gone or unread else {}
             # only what the entry and its imports import counts (closure.step_files)
             imports = _closure_imports(job, step_files(job, step),
                                        set(packages) | set(elsewhere))
@@ -263,7 +281,8 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                     continue
                 yield _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
                                where, loc, data)
-            elif name in packages and r["origin"]:
+            elif name in packages and r["origin"] and \
+                    fs.is_file(packages[name] / "__init__.py", job.unreadable):
                 origin = Path(fs.realpath(r["origin"]))
                 if not fs.inside(str(origin), fs.realpath(packages[name])):
                     yield Finding(

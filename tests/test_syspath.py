@@ -100,3 +100,25 @@ def test_an_edit_the_doctor_cannot_read_makes_it_a_warning_that_names_it(tmp_pat
     assert f.get("severity") == "warning", f
     assert "unless the sys.path edit at code/experiments/train.py:2 " \
         "(`sys.path.append(sys.argv[1])`) puts it on the path" in f["message"], f["message"]
+
+
+@pytest.mark.parametrize("module, fails", [("mtr.datasets.waymo", False),
+                                           ("mtr.datasets.tno.tno_module", True)])
+def test_a_namespace_package_beside_the_entry_is_the_steps(tmp_path, module, fails):
+    # LiMTR's form (tests/data/unseen/LiMTR): src/mtr/ has no __init__.py, src/train.py
+    # imports mtr.datasets... through its own directory, and mtr/datasets/tno is not there
+    repo = git_repo(tmp_path / "repo", {
+        "src/mtr/datasets/__init__.py": "", "src/mtr/datasets/waymo.py": "W = 1\n",
+        "src/train.py": f"import os\nimport {module}\n",
+        "job.sbatch": "#!/bin/bash\n#SBATCH --nodes=1\nsrun python src/train.py\n"})
+    run = _python(repo, ".", "src/train.py")
+    assert (run.returncode != 0) == fails, run.stderr
+    result = _doctor(repo)
+    if not fails:
+        assert result["status"] == "pass", result
+        return
+    assert "No module named 'mtr.datasets.tno'" in run.stderr
+    [f] = result["findings"]
+    assert f["location"] == {"path": "src/train.py", "line": 2}, f
+    assert f.get("severity", result["severity"]) == "error", f
+    assert "mtr.datasets.tno is missing from" in f["message"], f["message"]
