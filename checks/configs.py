@@ -47,6 +47,13 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     the repo, is only judged where its directory is visible (not in the CI gate, not on
     a machine without the cluster's /scratch), and then as a warning.
 
+    The Hydra config's defaults list is followed too: an entry (`- data: standard`) whose
+    file the config directory lacks is an error at that entry, naming the `.gitignore`
+    rule when one hides the file from every clone (a bare `data` also ignores
+    configs/data/). Not judged: `optional` entries, Hydra's own groups (`hydra/…`, whose
+    configs come with Hydra and its plugins), and configs whose `hydra.searchpath` adds
+    directories.
+
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
     primary config`, after the whole queue wait, on every rank. A config renamed in a
@@ -61,6 +68,7 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     if not job.scripts:
         raise Skip("no job script: nothing names a config")
     named = 0
+    by_defaults: dict = {}   # missing file -> (step, defaults entry, group, [scripts])
     for script in job.scripts:
         sc = step_configs(job, script)
         named += len(sc.configs) + len(sc.missing)
@@ -109,8 +117,40 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 severity=Severity.WARNING if outside or made else None)
         for s in job.steps(script):
             yield from _found_by_name_only(job, s)
+        for path, entry, group in sc.missing_defaults:
+            by_defaults.setdefault(os.path.normpath(path), (train, entry, group, []))[3].append(
+                script.rel)
+    named += len(by_defaults)
+    for path, (step, entry, group, scripts) in sorted(by_defaults.items(),
+                                                      key=lambda kv: (kv[1][1][0], kv[1][1][1])):
+        yield _missing_default(job, Path(path), step, entry, group, scripts)
     if not named:
         raise Skip("no job script names a config on its command line")
+
+
+def _missing_default(job: Job, path: Path, step, entry: tuple, group: str,
+                     scripts: list) -> Finding:
+    """A Hydra defaults list chooses a config that the config directory lacks (and no
+    `hydra.searchpath` adds another): Hydra stops with "Could not find '<group>/<name>'"
+    before the training starts. A `.gitignore` rule that hides the file from every clone
+    is named (the file may exist in the author's checkout)."""
+    at = (job.rel(os.path.normpath(entry[0])), entry[1])
+    rel = job.rel(path)
+    choice = f"{group}/{path.stem}" if group else path.stem
+    rule = job.git("check-ignore", "-v", "--no-index", "--", rel)
+    hidden = ""
+    if rule.returncode == 0 and rule.stdout.strip():
+        source, _, pattern = rule.stdout.split("\t", 1)[0].rpartition(":")   # file:line:rule
+        hidden = f"; {source} (`{pattern}`) ignores it, so no clone has it"
+    return Finding(
+        f"{at[0]}:{at[1]} chooses the Hydra config {choice} for {', '.join(scripts)} "
+        f"({step.entry}), but {rel} does not exist{hidden}: Hydra stops before the "
+        f"training with \"Could not find '{choice}'\"",
+        location=Location(*at),
+        fix=(f"Add {rel} to the repo" + (" (and un-ignore it)" if hidden else "")
+             + f", or choose an option of {group or 'the configs'} that exists."),
+        data={"config": rel, "group": group, "scripts": scripts, "entry": step.entry,
+              "producer": None, "suggestion": None})
 
 
 def _found_by_name_only(job: Job, step) -> Iterator[Finding]:

@@ -175,3 +175,45 @@ def test_a_bare_name_of_a_file_in_another_directory_is_a_warning_the_program_con
                              timeout=30)
         assert (run.returncode != 0 and "FileNotFoundError" in run.stderr) == warns, \
             (name, run.stderr[-500:])
+
+
+HYDRA_MAIN = ("import hydra\n\n\n@hydra.main(version_base='1.3', config_path='../configs', "
+              "config_name='train.yaml')\ndef main(cfg):\n    print('trained', cfg.data.name)\n\n\n"
+              "if __name__ == '__main__':\n    main()\n")
+
+
+def _hydra_repo(tmp: Path, train_yaml: str, extra: dict | None = None) -> Path:
+    return git_repo(tmp / "repo", {
+        "job.sbatch": HEAD + "srun python src/train.py trainer=ddp\n",
+        "src/train.py": HYDRA_MAIN, "configs/train.yaml": train_yaml,
+        "configs/trainer/ddp.yaml": "devices: 4\n", "configs/trainer/default.yaml": "devices: 1\n",
+        **(extra or {})})
+
+
+def test_a_hydra_defaults_entry_whose_config_no_clone_has_is_an_error_hydra_confirms(tmp_path):
+    """LiMTR's configs/train.yaml chooses `data: standard`, but `.gitignore`'s bare `data`
+    also ignores configs/data/: no clone has it. The real Hydra stops with "Could not find
+    'data/standard'"; the finding is at the defaults entry and names the ignore rule."""
+    repo = _hydra_repo(tmp_path, "defaults:\n  - _self_\n  - data: standard\n"
+                                 "  - trainer: default\n", {".gitignore": "data\n"})
+    (f,) = _report(repo, "job.sbatch")["findings"]
+    assert f["location"] == {"path": "configs/train.yaml", "line": 3}, f
+    assert f["severity"] == "error" and "configs/data/standard.yaml does not exist" in \
+        f["message"] and ".gitignore:1 (`data`) ignores it" in f["message"], f["message"]
+    run = subprocess.run([sys.executable, "src/train.py", "trainer=ddp"], cwd=repo,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "Could not find 'data/standard'" in run.stderr, run.stderr
+
+
+def test_hydra_defaults_that_resolve_are_silent(tmp_path):
+    """The same defaults with the group present, an `optional` entry without its file, a
+    group chosen on the command line, and Hydra's own groups (hydra/job_logging: its
+    package's or a plugin's configs) are silent; the real Hydra runs the entry."""
+    repo = _hydra_repo(tmp_path, "defaults:\n  - _self_\n  - data: standard\n"
+                                 "  - trainer: default\n  - optional local: server\n"
+                                 "  - override hydra/job_logging: disabled\n",
+                       {"configs/data/standard.yaml": "name: std\n"})
+    assert not _report(repo, "job.sbatch")["findings"]
+    run = subprocess.run([sys.executable, "src/train.py", "trainer=ddp"], cwd=repo,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "trained std" in run.stdout, run.stderr[-2000:]

@@ -27,6 +27,10 @@ class Composition:
     files: List[Path] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)
     named_by: dict = field(default_factory=dict)   # file -> (path, line) that chose it
+    # (file, (path, line) of the entry, group) of each non-optional defaults entry whose
+    # file is not under the config directory: Hydra stops with "Could not find …"
+    missing: List[tuple] = field(default_factory=list)
+    searchpath: bool = False   # `hydra.searchpath` adds directories the doctor does not read
 
 
 @dataclass
@@ -117,7 +121,9 @@ class _Composer:
         for key in set(self.deletions) - self.deleted:
             self.note(f"Hydra refuses to delete {key}: not in the defaults list")
         data = self.result.data
-        data.pop("hydra", None)
+        hydra_node = data.pop("hydra", None)
+        self.result.searchpath = isinstance(hydra_node, dict) and bool(
+            hydra_node.get("searchpath"))
         self.result.data = apply_overrides(data, values, self.origin, self.result.notes)
         return self.result
 
@@ -164,9 +170,12 @@ class _Composer:
         if isinstance(node.name, str) and "${" in node.name:
             self.note(f"the choice {node.name} for {node.group} is an interpolation; not followed")
             return
-        path = self.root / f"{node.config_path()}.yaml"
+        rel = node.config_path()   # `- data: mnist.yaml`: Hydra drops the extension
+        path = self.root / (rel if rel.endswith((".yaml", ".yml")) else f"{rel}.yaml")
         loaded = self._load(path, node.optional)
         if loaded is None:
+            if not node.optional and not is_root and not fs.is_file(path):
+                self.result.missing.append((path, node.where, node.group_path()))
             return
         header, data = loaded
         self.result.named_by.setdefault(path, node.where)

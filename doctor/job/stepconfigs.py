@@ -39,6 +39,11 @@ class StepConfigs:
     # (file, (path, line) that names it, exact): every file read; exact is False when the
     # name could mean another file too (a relative --config whose base is a guess)
     needed: list = field(default_factory=list)
+    # (file, (path, line) of the defaults entry, group): Hydra configs a defaults list
+    # chooses that the config directory lacks (hydra.py Composition.missing); not filled
+    # for Hydra's own groups (hydra/…: its package's and plugins' configs) nor where
+    # `hydra.searchpath` adds directories
+    missing_defaults: list = field(default_factory=list)
 
 
 def step_configs(job: Any, script: Any) -> StepConfigs:
@@ -170,6 +175,14 @@ def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs,
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
     out.configs.append(ConfigFile(path=Path(job.realpath(file)), rel=job.rel(file), data=comp.data))
     out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
+    out.missing_defaults += _missing_defaults(comp)
+
+
+def _missing_defaults(comp: Any) -> list:
+    """The composition's missing defaults that the config directory alone decides."""
+    if comp.searchpath:
+        return []
+    return [m for m in comp.missing if m[1] and not (m[2] + "/").startswith("hydra/")]
 
 
 def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
@@ -190,6 +203,7 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
+    out.missing_defaults += _missing_defaults(comp)
 
 
 def _load_once(job: Any, path: Any) -> Any:
