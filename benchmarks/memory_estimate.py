@@ -45,7 +45,8 @@ MiB = 1 << 20
 
 
 def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
-             ddp: bool = False, fsdp: bool = False, world: int = 2) -> dict:
+             ddp: bool = False, fsdp: bool = False, world: int = 2,
+             record: bool = False) -> dict:
     import torch
 
     from doctor.memory.fake import fsdp_shard, run_steps
@@ -55,10 +56,11 @@ def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
     foreach = target == "cuda"
 
     def built():
-        m = build()
-        return (m.to(torch.bfloat16) if dtype == "bf16_weights" else m), None
+        return build(), None
 
-    def make_batch(_m, _b):
+    def make_batch(m, _b):
+        if dtype == "bf16_weights":   # after the fp32 parameters, as the recording does
+            to_dtype(m, torch.bfloat16)
         x, y = batch(torch.device("cpu"))
         if dtype == "bf16_weights" and x.is_floating_point():
             x = x.to(torch.bfloat16)
@@ -72,7 +74,39 @@ def estimate(model: str, dtype: str, opt: str, *, target: str = "cpu",
     return run_steps(built, lambda m, xy: loss(m, *xy), optimizer, make_batch=make_batch,
                      autocast=torch.bfloat16 if dtype == "bf16_autocast" else None,
                      round_to=512 if target == "cuda" else 0, ddp=ddp,
-                     shard=fsdp_shard(world) if fsdp else None)
+                     shard=fsdp_shard(world) if fsdp else None, record=record)
+
+
+def to_dtype(module, dtype) -> None:
+    """`module.to(dtype)` as Module._apply does it on a device, under the fake counter: the
+    recording builds each model in float32 on the GPU and then converts it, so the float32
+    parameters are allocated, and each is freed as its copy is made (children first, then a
+    module's own tensors; a tied parameter is converted once), leaving their blocks cached
+    (estimate(), bf16_weights). Fake parameters cannot be swapped in place
+    (torch.utils.swap_tensors refuses their weakrefs), hence this copy of _apply's order."""
+    import weakref
+
+    import torch
+
+    done: dict = {}   # id(old) -> (weakref(old), its copy): a tie keeps old alive
+    for mod in _apply_order(module):
+        for table in (mod._parameters, mod._buffers):
+            for name in list(table):
+                t = table[name]
+                if t is None or not t.is_floating_point() or t.dtype == dtype:
+                    continue
+                ref, new = done.get(id(t), (None, None))
+                if ref is None or ref() is not t:
+                    copy = t.detach().to(dtype)
+                    new = (torch.nn.Parameter(copy, t.requires_grad)
+                           if isinstance(t, torch.nn.Parameter) else copy)
+                    done[id(t)] = (weakref.ref(t), new)
+                table[name] = new
+                t = copy = None   # the old storage dies here unless tied
+
+
+def _apply_order(module) -> list:
+    return [m for child in module.children() for m in _apply_order(child)] + [module]
 
 
 def cases(models: list) -> list:
@@ -110,18 +144,47 @@ def cpu_table(models: list, recorded: str, tolerance: float) -> bool:
     return ok
 
 
-def cuda_table(models: list, recorded: str) -> None:
-    doc = json.loads(Path(recorded).read_text())
-    host = doc["host"]
-    print(f"CUDA: estimate (target cuda) vs {host.get('gpu')} max_memory_allocated less the "
-          f"allocator's holding before the case, torch {host.get('torch')}")
-    print(f"{'case':44} {'est MiB':>9} {'real MiB':>9} {'error':>8}")
+def recorded_held(start_allocated: int) -> list:
+    """What the allocator held beside a recorded case's step, as allocations made first
+    (allocator.replay's `held`): the two 32 MiB cuBLAS workspaces (the first case creates
+    the second inside its step, README) and the rest of `start_allocated_bytes` in 1 MiB
+    pieces (cuBLASLt's workspaces, small pool)."""
+    from doctor.memory.allocator import WORKSPACES
+
+    rest = max(0, start_allocated - WORKSPACES[0] - WORKSPACES[1])
+    return list(WORKSPACES[:2]) + [MiB] * (rest // MiB)
+
+
+def cuda_rows(doc: dict, models: list) -> list:
+    """Per recorded case: (case, estimated allocated peak + the held workspaces, recorded
+    max_memory_allocated, the replay's reserved peak, recorded max_memory_reserved)."""
+    from doctor.memory.allocator import reserved_peak
+
+    rows = []
     for c in doc["cases"]:
         if c["model"] not in models:
             continue
-        real = c["cuda"]["peak_allocated_bytes"] - c["cuda"]["start_allocated_bytes"]
-        e = estimate(c["model"], c["dtype"], c["optimizer"], target="cuda")
-        row(f"{c['model']} {c['dtype']} {c['optimizer']}", e["peak_bytes"], real)
+        held = recorded_held(c["cuda"]["start_allocated_bytes"])
+        e = estimate(c["model"], c["dtype"], c["optimizer"], target="cuda", record=True)
+        rows.append(((c["model"], c["dtype"], c["optimizer"]),
+                     e["peak_bytes"] + sum(held), c["cuda"]["peak_allocated_bytes"],
+                     reserved_peak(e["events"], held), c["cuda"]["peak_reserved_bytes"]))
+    return rows
+
+
+def cuda_table(models: list, recorded: str) -> None:
+    doc = json.loads(Path(recorded).read_text())
+    host = doc["host"]
+    print(f"CUDA: the estimate (target cuda) plus what the allocator held before the case vs "
+          f"{host.get('gpu')} max_memory_allocated; the allocator replay "
+          f"(doctor/memory/allocator.py) vs max_memory_reserved; torch {host.get('torch')}")
+    print(f"{'case':40} {'alloc est':>9} {'real':>7} {'error':>7}  {'reserved model':>14} "
+          f"{'real':>6} {'error':>7}")
+    for key, ea, ra, em, rr in cuda_rows(doc, models):
+        print(f"{' '.join(key):40} {ea / MiB:9.1f} {ra / MiB:7.1f} {100 * (ea - ra) / ra:+6.1f}%  "
+              f"{em / MiB:14.0f} {rr / MiB:6.0f} {100 * (em - rr) / rr:+6.1f}%"
+              + ("" if abs(em - rr) <= 0.1 * rr else "  (reserved off by more than 10%)"),
+              flush=True)
 
 
 DDP_RANK = r"""
@@ -307,7 +370,9 @@ def speed(runs: int) -> None:
             wall = time.perf_counter() - t
             res = json.loads(out.strip().splitlines()[-1])
             print(f"110M-parameter GPT, batch 8 x 1024, AdamW, fp32, DDP: parameters "
-                  f"{res['parameters']:,}, peak {res['peak_bytes'] / (1 << 30):.2f} GiB; "
+                  f"{res['parameters']:,}, peak {res['peak_bytes'] / (1 << 30):.2f} GiB "
+                  f"allocated, {(res.get('reserved_peak_bytes') or 0) / (1 << 30):.2f} GiB "
+                  f"reserved; "
                   f"wall {wall:.2f} s (import {res['import_s']:.2f} s, child total "
                   f"{res['seconds_s']:.2f} s)", flush=True)
 

@@ -54,24 +54,66 @@ def run(repo: Path, *args: str):
 
 
 H200 = json.loads((ROOT / "tests" / "data" / "gpu" / "memory_cuda_h200.json").read_text())
-HELD = 66 * (1 << 20)   # the cuBLAS workspaces the allocator keeps: part of judge.CONTEXT_BYTES
+MiB = 1 << 20
+
+# Where the allocator replay's reserved peak misses the H200's max_memory_reserved by more
+# than 10%: always short, by whole segments. The transformers (16-31% short) by 2 or 3
+# segments of 64 MiB, the size of their logits and of the loss's tensors: in the real step
+# those freed blocks were split by smaller requests and could not be reused, where the
+# replay reuses them. The CNN in fp32 and autocast (16-21%) by one or two 20 MiB segments
+# (the large pool's segment for requests of 1-10 MiB). Both are where the CUDA kernels are
+# not the CPU's the fake run takes: cuDNN's convolutions and the fused attention kernels
+# allocate buffers inside themselves (the README: the GPU's allocated count differs there,
+# -4% for the transformer in fp32, 10-20% for the CNN), so the order and sizes of the
+# requests that split the cached blocks differ. Ruled out with the recorded figures: the
+# 64 MiB tensors themselves (buffers_tied has the same logits and loss, and the replay is
+# exact there), the steps counted (a third step reserves nothing more in the replay), the
+# size and number of attention backward workspaces (up to 3 x the query's size in fp32
+# at the attention's backward: no change), the fake tensors' out-of-place adds where CUDA
+# adds in place (linear's bias, autograd's gradient accumulation: +20 MiB at most). Not a
+# tolerance: these cases are the replay's known gap, which the check's margin states.
+RESERVED_MISSES = {(m, d, o) for m in ("transformer", "transformer_ckpt")
+                   for d in ("fp32", "bf16_autocast", "bf16_weights") for o in ("adamw", "sgd")}
+RESERVED_MISSES |= {("cnn", d, o) for d in ("fp32", "bf16_autocast") for o in ("adamw", "sgd")}
+# The replay equals max_memory_reserved to the byte (the rest is within 6%)
+EXACT = {("mlp", d, o) for d in ("fp32", "bf16_autocast", "bf16_weights") for o in ("adamw", "sgd")}
+EXACT |= {("buffers_tied", d, o) for d in ("fp32", "bf16_autocast") for o in ("adamw", "sgd")}
 
 
 @pytest.mark.parametrize("case", H200["cases"], ids=lambda c: "-".join(
     (c["model"], c["dtype"], c["optimizer"])))
-def test_cuda_estimate_within_10_percent_of_the_recorded_h200_peak(case):
-    """Issue 30's GPU acceptance, from the recorded facts (CI has no GPU): the CUDA estimate
-    (512-byte blocks, foreach, no CPU workspace) plus the workspaces the allocator held
-    against the H200's max_memory_allocated over the same steps. Measured: within 3.9% in
-    all 30 cases. max_memory_reserved is up to 74% above it at these sizes (2 and 20 MiB
-    segments); the margin's share for that (judge.FRAGMENTATION) is not fitted yet."""
-    from doctor.memory import judge
-    from memory_estimate import estimate
+def test_cuda_estimate_against_the_recorded_h200_peaks(case):
+    """Issue 30's GPU acceptance, from the recorded facts (CI has no GPU).
 
-    assert judge.CONTEXT_BYTES >= HELD
-    est = estimate(case["model"], case["dtype"], case["optimizer"], target="cuda")
+    Allocated: the CUDA estimate (512-byte blocks, foreach, no CPU workspace) plus what the
+    allocator held before the case (the cuBLAS workspaces) against the H200's
+    max_memory_allocated over the same steps: within 4.2% in all 30 cases.
+
+    Reserved: the step's allocations and frees replayed through the model of the caching
+    allocator (doctor/memory/allocator.py, what the check judges) against
+    max_memory_reserved: within 10% in 14 of 30, to the byte in the 10 of EXACT (the MLP's
+    bf16_weights only since its estimate builds the model in float32 and then converts it,
+    as the recording does: benchmarks/memory_estimate.py to_dtype; it was 9.6% short and
+    3.2% over), 16-31% short in the 16 of RESERVED_MISSES, for the reasons given there."""
+    from doctor.memory import allocator, judge
+    from memory_estimate import estimate, recorded_held
+
+    assert judge.WORKSPACE_BYTES == sum(allocator.WORKSPACES)
+    key = (case["model"], case["dtype"], case["optimizer"])
+    held = recorded_held(case["cuda"]["start_allocated_bytes"])
+    est = estimate(*key, target="cuda", record=True)
     real = case["cuda"]["peak_allocated_bytes"]
-    assert abs(est["peak_bytes"] + HELD - real) <= 0.10 * real, (est["peak_bytes"], real)
+    assert abs(est["peak_bytes"] + sum(held) - real) <= 0.10 * real, (est["peak_bytes"], real)
+    modelled = allocator.reserved_peak(est["events"], held)
+    reserved = case["cuda"]["peak_reserved_bytes"]
+    said = f"replay {modelled / MiB:.0f} MiB, recorded {reserved / MiB:.0f} MiB"
+    if key in RESERVED_MISSES:   # the known gap: short by more than 10%, never above
+        assert modelled < 0.9 * reserved, said
+    elif key in EXACT:
+        assert modelled == reserved, said
+    else:
+        assert abs(modelled - reserved) <= 0.10 * reserved, said
+
 
 def test_batch_too_big_for_h100_is_an_error_that_names_the_batch_that_fits(tmp_path):
     repo = copy("fail_batch_too_big_for_h100", tmp_path)
@@ -81,11 +123,17 @@ def test_batch_too_big_for_h100_is_an_error_that_names_the_batch_that_fits(tmp_p
     (f,) = res["findings"]
     assert f["location"] == {"path": "slurm/train.sbatch", "line": 5}
     assert "more than the 79.6 GiB of the GPU (--gpus=h100:4" in f["message"]
-    assert "a batch of 99 per rank (now 128)" in f["fix"]
+    # 99 was the batch whose ALLOCATED peak fit with a flat 10% margin; what runs out is
+    # what the caching allocator reserves (the replay: 107 GiB reserved at 128 for 91 GiB
+    # allocated), and with that the batch that fits is 84 (test_the_batch_it_names_fits)
+    assert "a batch of 84 per rank (now 128)" in f["fix"]
     assert "activation checkpointing" in f["fix"] and "bf16 autocast" in f["fix"]
     assert facts["verdict"] == "does not fit" and facts["batch_size"] == 128
     assert facts["peak_bytes"] > facts["gpu_memory_bytes"] == 81559 << 20
     assert facts["breakdown_bytes"]["ddp_buckets"] == facts["breakdown_bytes"]["parameters"]
+    assert facts["reserved_peak_bytes"] > facts["peak_bytes"]
+    assert "reserved by the caching allocator" in f["message"]
+    assert "caching allocator" in facts["reserved_source"]
     assert "not yet fitted on a real GPU" in facts["margin_source"]
     assert not list(tmp_path.rglob("__pycache__"))   # read-only: nothing written in the repo
 
@@ -93,10 +141,10 @@ def test_batch_too_big_for_h100_is_an_error_that_names_the_batch_that_fits(tmp_p
 def test_the_batch_it_names_fits(tmp_path):
     repo = copy("fail_batch_too_big_for_h100", tmp_path)
     model = repo / "lm" / "model.py"
-    model.write_text(model.read_text().replace('"BATCH", "128"', '"BATCH", "99"'))
+    model.write_text(model.read_text().replace('"BATCH", "128"', '"BATCH", "84"'))
     proc, res, facts = run(repo)
     assert proc.returncode == 0 and res["status"] == "pass", res
-    assert facts["peak_bytes"] + facts["margin_bytes"] <= facts["gpu_memory_bytes"]
+    assert facts["reserved_peak_bytes"] + facts["margin_bytes"] <= facts["gpu_memory_bytes"]
 
 
 def test_gpu_memory_flag_and_the_margin(tmp_path):
@@ -104,9 +152,12 @@ def test_gpu_memory_flag_and_the_margin(tmp_path):
     proc, res, facts = run(repo, "--gpu-memory", "1TB")
     assert proc.returncode == 0 and res["status"] == "pass"
     assert facts["gpu_memory_source"] == "--gpu-memory/gpu_memory 1TB"
-    peak = facts["peak_bytes"]
-    # above the peak, below the peak and its margin: a warning, with the allocator's remedy
-    between = f"{(peak + 0.5 * GiB) / GiB:.2f}GiB"
+    # the verdict judges what the caching allocator reserves (the replay), not the
+    # allocated peak: above the reserved peak, below it and its margin, a warning with the
+    # allocator's remedy
+    need = facts["reserved_peak_bytes"]
+    assert need >= facts["peak_bytes"]
+    between = f"{(need + 0.5 * GiB) / GiB:.2f}GiB"
     proc, res, facts = run(repo, "--gpu-memory", between)
     assert proc.returncode == 0, proc.stdout
     (f,) = res["findings"]

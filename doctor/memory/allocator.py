@@ -107,6 +107,27 @@ class Allocator:
             self.blocks[end][5] = addr
 
 
+# What the allocator holds beside a training step, allocated before it and never freed,
+# as recorded on an H200 (tests/data/gpu/memory_cuda_h200.json, README: 65-66 MiB once a
+# backward had run): two cuBLAS workspaces of 32 MiB (the main thread's handle and
+# autograd's) and two of 1 MiB (most likely cuBLASLt's, same two handles).
+WORKSPACES = (32 << 20, 32 << 20, 1 << 20, 1 << 20)
+DDP_FIRST_BUCKET = 1 << 20    # torch.distributed._DEFAULT_FIRST_BUCKET_BYTES
+DDP_BUCKET = 25 << 20         # DistributedDataParallel's bucket_cap_mb=25
+
+
+def ddp_buckets(nbytes: int) -> list:
+    """The flat gradient buckets DDP's reducer allocates at its construction for `nbytes`
+    of trainable parameters: the first of 1 MiB, the others of 25 MiB (each bucket really
+    closes at the first parameter that takes it past the cap, so its size depends on the
+    parameters' sizes; the caps are the model's approximation)."""
+    out, cap = [], DDP_FIRST_BUCKET
+    while nbytes > 0:
+        out.append(min(cap, nbytes))
+        nbytes, cap = nbytes - out[-1], DDP_BUCKET
+    return out
+
+
 def replay(events: Iterable[tuple], held: Iterable[int] = ()) -> Allocator:
     """`events`: ("a", key, bytes) an allocation, ("f", key) its free, ("r", key, bytes) a
     storage resized in place (freed, then allocated anew when bytes > 0). `held`: sizes

@@ -47,16 +47,44 @@ GPU_TYPES = {
 # What the fake-tensor count does not see, per rank. Sources: the H200 recording
 # (tests/data/gpu/memory_cuda_h200.json, one device call): 783 MiB used outside the
 # caching allocator after 30 training cases (the context and lazily loaded kernels), and
-# 65-66 MiB the allocator keeps for cuBLAS workspaces; the rest is assumed, not fitted on
-# a real GPU yet: NCCL's buffers with more than one rank, and the caching allocator's
-# fragmentation, as a share of the peak.
-CONTEXT_BYTES = 783 * MiB + 66 * MiB
+# 65-66 MiB the allocator keeps for cuBLAS workspaces; NCCL's buffers with more than one
+# rank are assumed, not measured here.
+CONTEXT_ONLY_BYTES = 783 * MiB
+WORKSPACE_BYTES = 66 * MiB
+CONTEXT_BYTES = CONTEXT_ONLY_BYTES + WORKSPACE_BYTES
 NCCL_BYTES = 512 * MiB
+# A share of what the step needs from the allocator, for what the model of it cannot see.
+# With the replay (the reserved peak of doctor/memory/allocator.py): the buffers CUDA
+# kernels allocate inside themselves, which the CPU's fake run does not make (cuDNN's
+# convolution workspaces, the fused attention kernels'); they split cached blocks, and the
+# replay was 16-31% short of the H200's max_memory_reserved for the transformers and for
+# the CNN in fp32 and autocast (within 6% in the other 16 cases). Without the replay: the
+# allocator's fragmentation over the allocated peak. Assumed, not fitted: a share that
+# covered every recorded miss (42% of the replay) would warn on most jobs that fill a GPU.
 FRAGMENTATION = 0.10
-MARGIN_SOURCE = ("CUDA context and kernels 783 MiB + cuBLAS workspaces 66 MiB (recorded on "
-                 "an H200, tests/data/gpu/memory_cuda_h200.json), NCCL buffers 512 MiB with "
-                 "more than one rank and 10% of the peak for the allocator's fragmentation "
-                 "(assumed: not yet fitted on a real GPU)")
+REPLAY_SOURCE = ("the step's allocations and frees replayed through a model of PyTorch's "
+                 "CUDA caching allocator (2 MiB/20 MiB segments, best fit, split, merge; "
+                 "doctor/memory/allocator.py), with the 66 MiB of cuBLAS workspaces it holds")
+FLAT_SOURCE = ("not modelled (the estimate recorded no allocations): the allocated peak, "
+               "with a flat 10% for the allocator's fragmentation")
+
+
+def margin_source(modelled: bool) -> str:
+    if modelled:
+        return ("CUDA context and kernels 783 MiB (recorded on an H200, "
+                "tests/data/gpu/memory_cuda_h200.json; the cuBLAS workspaces are in the "
+                "reserved peak), NCCL buffers 512 MiB with more than one rank and 10% of the "
+                "reserved peak for the buffers CUDA kernels allocate inside themselves, which "
+                "the replay does not see (assumed: not yet fitted on a real GPU; the H200's "
+                "reserved was up to 31% above the replay for transformers and convolutions)")
+    return ("CUDA context and kernels 783 MiB + cuBLAS workspaces 66 MiB (recorded on an "
+            "H200, tests/data/gpu/memory_cuda_h200.json), NCCL buffers 512 MiB with more "
+            "than one rank and 10% of the peak for the allocator's fragmentation (assumed: "
+            "not yet fitted on a real GPU)")
+
+
+MARGIN_SOURCE = margin_source(False)
+
 
 SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT])?\s*$", re.I)
 
@@ -125,13 +153,22 @@ def target_memory(job, given: str) -> Optional[Target]:
     return None
 
 
-def margin(peak: int, ranks: int) -> int:
-    return int(CONTEXT_BYTES + (NCCL_BYTES if ranks > 1 else 0) + FRAGMENTATION * peak)
+def _fixed(ranks: int, modelled: bool) -> int:
+    """The margin's part that does not grow with the step: the context (and the cuBLAS
+    workspaces unless the replay holds them) and NCCL's buffers."""
+    return ((CONTEXT_ONLY_BYTES if modelled else CONTEXT_BYTES)
+            + (NCCL_BYTES if ranks > 1 else 0))
 
 
-def room(gpu: int, ranks: int) -> int:
-    """The largest peak that fits with its margin: peak + margin(peak) <= gpu."""
-    return int((gpu - CONTEXT_BYTES - (NCCL_BYTES if ranks > 1 else 0)) / (1 + FRAGMENTATION))
+def margin(need: int, ranks: int, modelled: bool = False) -> int:
+    """The margin over `need`: the reserved peak of the replay when `modelled`, else the
+    allocated peak."""
+    return int(_fixed(ranks, modelled) + FRAGMENTATION * need)
+
+
+def room(gpu: int, ranks: int, modelled: bool = False) -> int:
+    """The largest need that fits with its margin: need + margin(need) <= gpu."""
+    return int((gpu - _fixed(ranks, modelled)) / (1 + FRAGMENTATION))
 
 
 def run_child(job, spec: dict, timeout: float) -> dict:
@@ -177,14 +214,15 @@ def run_child(job, spec: dict, timeout: float) -> dict:
             "reason": f"the estimate's process ended without an answer ({how}) {tail[0]}"[:400]}
 
 
-def fits_batch(out: dict, room: int) -> Optional[int]:
-    """The largest batch whose peak fits in `room` bytes: the parameters, gradients,
-    optimizer state and buffers stay, the rest grows with the batch."""
+def fits_batch(out: dict, room: int, need: Optional[int] = None) -> Optional[int]:
+    """The largest batch whose need (`need`: the reserved peak; else the allocated peak)
+    fits in `room` bytes: the parameters, gradients, optimizer state and buffers stay, the
+    rest grows with the batch (the reserved peak's cached blocks with it)."""
     b = out.get("batch_size")
     parts = out.get("breakdown_bytes") or {}
     fixed = sum(parts.get(k, 0) for k in ("parameters", "gradients", "optimizer_state",
                                           "buffers", "ddp_buckets"))
-    per = (out["peak_bytes"] - fixed) / b if b else 0
+    per = ((need or out["peak_bytes"]) - fixed) / b if b else 0
     if not b or per <= 0 or room <= fixed:
         return None
     return int((room - fixed) // per) or None
