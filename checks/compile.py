@@ -72,8 +72,8 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     triton rule is left out (noted in the report's facts): run the doctor inside the
     container, or with that interpreter, to check it. A job for another cluster (its
     `--partition` or `--clusters` is not this machine's cluster's) runs on that
-    cluster's nodes: this node's triton, CPU and memory do not judge it, and the
-    check skips, saying so, unless the job's own config forks workers.
+    cluster's nodes: this node's triton, CPU and memory do not judge it; it is
+    judged as in a static run, and the report's facts say why.
 
     ## Why it matters
     Without triton, inductor raises `TritonMissing: Cannot find a working
@@ -104,18 +104,17 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
     places = [_config_place(job, *f) for f in found] + \
         [_code_place(job, c, tuple(x for x in code.loaders if every or x.file == c.file))
          for c in code.compiles]
-    live = not job.static
     # this node's triton, CPU and memory are not those of a job for another cluster's
-    # nodes (issue 26): only the job's own config and code are judged then
-    away = jobs_elsewhere(job) if live else None
+    # nodes (issue 26): only the job's own config and code are judged then, as in a
+    # static run, and the report's facts say why
+    away = None if job.static else jobs_elsewhere(job)
     if away:
         job.record_fact("torch_compile_unchecked", f"triton and node memory not judged: the "
                         f"nodes are another cluster's: {away}")
-    judged = False
+    live = not job.static and not away
     for what, loc, mode, base, fork, unseen in places:
         yield from fork
-        judged = judged or bool(fork)
-        if not live or away:
+        if not live:
             continue
         triton = job.fact("triton") or {}
         machine = (job.fact("node") or {}).get("machine")
@@ -150,8 +149,6 @@ def torch_compile_risk(job: Job, *, min_autotune_memory_gb: int = 32) -> Iterato
                 location=loc, fix="Use mode: default or reduce-overhead on this node.",
                 data=dict(base, rule="max-autotune-memory", memory_bytes=mem),
                 severity=Severity.WARNING)
-    if away and not judged:
-        raise Skip(f"this machine's triton, CPU and memory are not the job's nodes': {away}")
 
 
 def _config_place(job: Job, cfg, _kp, m, key: str, mode: Optional[str]) -> tuple:
