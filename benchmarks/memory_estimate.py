@@ -14,8 +14,11 @@ run_case, measured now on this machine; `--recorded FILE` reads a recording inst
     python3 benchmarks/memory_estimate.py --speed         # a 110M-parameter model's wall time
 
 `--cuda FILE`: the CUDA estimate (512-byte blocks, foreach, the convolution workspace)
-against a GPU recording's count (max_memory_allocated less what the allocator held before
-the case, which equals the profiler's count on the GPU). `--ddp`: two real gloo ranks of
+plus what the allocator held before the case (its cuBLAS workspaces) against a GPU
+recording's max_memory_allocated, and the step's allocations and frees replayed through
+doctor/memory/allocator.py against its max_memory_reserved (what gpu-memory-estimate
+judges). bf16_weights is built in float32 and then converted, as the recording does it
+(to_dtype). `--ddp`: two real gloo ranks of
 DistributedDataParallel against the estimate with DDP's buckets; `--fsdp`: of FSDP2
 (fully_shard on the modules doctor.memory.fake.fsdp_wrap names) against the estimate on a
 fake process group. Each rank's real peak there is the allocator's own live total on every
