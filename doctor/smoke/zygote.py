@@ -1,8 +1,10 @@
 """One torch import for all the smokes: a warm parent (a "zygote", like multiprocessing's
 forkserver with preload) that imports torch once and forks the DDP smoke's rank 0 (all its
 ranks when PYTHONHASHSEED is fixed: forked processes share the zygote's hash seed, and a
-model built in a set's order must fail as it does in the job), the data smoke's node and the
-memory estimate's child.
+model built in a set's order must fail as it does in the job), the data smoke's node, the
+memory estimate's child and, in a run that smokes, the torch probe's child
+(doctor/smoke/torch_probe.py, used only when it imported the torch file the isolated probe
+would).
 
 Each of those was a `python -m MODULE` of its own, and each paid torch's import (1.1-1.5 s of
 CPU): on 2 cores that alone kept `doctor run` above 1.2x a plain 2-rank DDP launch.
