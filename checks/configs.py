@@ -1,6 +1,7 @@
 """A config file the job names on its command line does not exist."""
 from __future__ import annotations
 
+import ast
 import os
 import re
 from pathlib import Path
@@ -13,6 +14,7 @@ from doctor.job.context import Job
 from doctor.job.made import script_writes, producer
 from doctor.job.overrides import ParsedArgs, Unknown, parse_overrides
 from doctor.job.closure import step_files
+from doctor.job.sources import tree_of
 from doctor.job.stepconfigs import _find, _hydra_target, missing_of, step_configs
 
 
@@ -51,8 +53,9 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     file the config directory lacks is an error at that entry, naming the `.gitignore`
     rule when one hides the file from every clone (a bare `data` also ignores
     configs/data/). Not judged: `optional` entries, Hydra's own groups (`hydra/…`, whose
-    configs come with Hydra and its plugins), and configs whose `hydra.searchpath` adds
-    directories.
+    configs come with Hydra and its plugins), configs whose `hydra.searchpath` adds
+    directories, and names the step's code stores in Hydra's ConfigStore (`cs.store(
+    name="base_config", node=...)`; any, when a store call's name is not a literal).
 
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
@@ -117,7 +120,11 @@ def config_not_found(job: Job) -> Iterator[Finding]:
                 severity=Severity.WARNING if outside or made else None)
         for s in job.steps(script):
             yield from _found_by_name_only(job, s)
+        stored = _config_store(job, train) if sc.missing_defaults else set()
         for path, entry, group in sc.missing_defaults:
+            choice = f"{group}/{Path(path).stem}" if group else Path(path).stem
+            if stored is None or choice in stored:
+                continue   # the code's ConfigStore may hold it (a structured config)
             by_defaults.setdefault(os.path.normpath(path), (train, entry, group, []))[3].append(
                 script.rel)
     named += len(by_defaults)
@@ -126,6 +133,36 @@ def config_not_found(job: Job) -> Iterator[Finding]:
         yield _missing_default(job, Path(path), step, entry, group, scripts)
     if not named:
         raise Skip("no job script names a config on its command line")
+
+
+def _config_store(job: Job, step) -> Optional[set]:
+    """The "group/name" of every config the step's code stores in Hydra's ConfigStore
+    (`cs.store(name="base_config", node=Base)`, `group="db"`): Hydra composes those
+    without a file. None when a store call's name or group is not a literal (any entry
+    may be one of them)."""
+    out: set = set()
+    entry = job.entry_file(step)
+    for path in step_files(job, step) or ([entry] if entry is not None else []):
+        tree = tree_of(job, path)
+        for node in ast.walk(tree) if tree is not None else ():
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "store"):
+                continue
+            kw = {k.arg: k.value for k in node.keywords}
+            if "node" not in kw and "name" not in kw:
+                continue   # another object's store()
+            parts = []
+            for key in ("group", "name"):
+                v = kw.get(key)
+                if v is None:
+                    continue
+                if not (isinstance(v, ast.Constant) and isinstance(v.value, str)):
+                    return None
+                parts.append(re.sub(r"\.ya?ml$", "", v.value))
+            if "name" not in kw:
+                return None
+            out.add("/".join(parts))
+    return out
 
 
 def _missing_default(job: Job, path: Path, step, entry: tuple, group: str,

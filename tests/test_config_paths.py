@@ -217,3 +217,33 @@ def test_hydra_defaults_that_resolve_are_silent(tmp_path):
     run = subprocess.run([sys.executable, "src/train.py", "trainer=ddp"], cwd=repo,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and "trained std" in run.stdout, run.stderr[-2000:]
+
+
+def test_a_defaults_entry_the_code_registers_in_the_config_store_is_not_a_file(tmp_path):
+    """babylm's `- base_config` is a structured config the entry stores
+    (`ConfigStore.instance().store(name="base_config", node=...)`), not a file: silent,
+    and the real Hydra composes it. A store call whose name the doctor cannot read makes
+    every missing entry unknowable (silent too); a file missing besides a literal store
+    name is still an error."""
+    store = ("from dataclasses import dataclass\nfrom typing import Any\n\n"
+             "from hydra.core.config_store import ConfigStore\n\n\n@dataclass\nclass Base:\n"
+             "    seed: int = 1\n    data: Any = None\n    trainer: Any = None\n\n\n"
+             "cs = ConfigStore.instance()\ncs.store(name='base_config', node=Base)\n")
+    main = store + HYDRA_MAIN.replace("import hydra\n", "import hydra\n", 1)
+    yaml_ok = "defaults:\n  - base_config\n  - _self_\n  - data: standard\n  - trainer: default\n"
+    repo = _hydra_repo(tmp_path, yaml_ok, {"src/train.py": main,
+                                           "configs/data/standard.yaml": "name: std\n"})
+    assert not _report(repo, "job.sbatch")["findings"]
+    run = subprocess.run([sys.executable, "src/train.py", "trainer=ddp"], cwd=repo,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "trained std" in run.stdout, run.stderr[-2000:]
+    (tmp_path / "b").mkdir()
+    repo = _hydra_repo(tmp_path / "b", "defaults:\n  - base_config\n  - _self_\n"
+                                       "  - data: missing\n", {"src/train.py": main})
+    (f,) = _report(repo, "job.sbatch")["findings"]
+    assert f["location"] == {"path": "configs/train.yaml", "line": 4}, f
+    (tmp_path / "c").mkdir()
+    repo = _hydra_repo(tmp_path / "c", "defaults:\n  - base_config\n  - _self_\n"
+                                       "  - data: missing\n",
+                       {"src/train.py": main.replace("name='base_config'", "name=NAME")})
+    assert not _report(repo, "job.sbatch")["findings"]

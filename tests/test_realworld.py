@@ -231,8 +231,12 @@ EXPECT: dict = {
     # `srun torchrun --nproc_per_node 4` (4 GPU ranks) but the script requests no GPU at all
     # (--exclusive only; the --gres line its own comment describes is missing). Whether
     # --exclusive exposes the node's GPUs is site policy, so a warning, at the launch line.
+    # config-not-found: the excerpt leaves out the config groups objective_curriculum/ and
+    # tokenizer/ (SOURCE.md), so Hydra would stop on this excerpt at those defaults entries
+    # (true here; upstream has them); base_config is the entry's ConfigStore node, no file.
     "babylm_wilkes3_torchrun": {
-        "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)}},
+        "fail": {"slurm-gpu-mismatch": {("scripts/launch_slurm.wilkes3", 94)},
+                 "config-not-found": {("conf/config.yaml", 5), ("conf/config.yaml", 7)}},
         "skip": {"resume-checkpoint-mismatch",
         "collective-on-error-path", "dataloader-option-conflict", "hip-alloc-conf",
         "prerequisite-missing", "rsync-exclude-unanchored", "torch-api-mismatch",
