@@ -63,7 +63,9 @@ def sqlite_on_shared_fs(job: Job) -> Iterator[Finding]:
     Relative paths resolve against the step's working directory (the submit directory,
     taken as the repo, when the script does not `cd`). The filesystem comes from the site
     profile, the mount table or statfs, as for miopen-cache-shared; a static run uses only
-    the site profile or recorded mounts and says when neither tells.
+    the site profile or recorded mounts and says when neither tells, and so does a run for
+    a job for another cluster (its `--partition` or `--clusters` is not this machine's
+    cluster's), whose mounts this machine's table does not show.
 
     Fails when several processes can open the database at once: the step runs several
     tasks and the tracking calls the doctor sees have no rank-0 guard, or the script is a
@@ -259,7 +261,7 @@ def _judge(job: Job, db: Db, script: Any, usage: dict) -> Optional[Finding]:
         raw = os.path.normpath(os.path.join(cwd or str(job.repo), raw))
     if base is None:
         return None   # $SOMEDIR/x.db with $SOMEDIR unknown: nothing to judge
-    fs = filesystem(job, base)
+    fs = filesystem(job, base, script)
     shared = fs.get("shared")
     if shared is False:
         return None
@@ -270,7 +272,8 @@ def _judge(job: Job, db: Db, script: Any, usage: dict) -> Optional[Finding]:
     fs_name = fs.get("fstype") or "a shared filesystem"
     fs_text = (f"{fs_name} ({fs.get('mount') or fs['path']}, from {fs['source']})"
                if shared else "a filesystem the doctor cannot tell (" + (
-                   "static run: no site profile and no recorded mount table names it"
+                   f"{'static run' if job.static else 'the job is for another cluster'}: no "
+                   "site profile and no recorded mount table names it"
                    if fs["source"] == "none" else f"{fs['source']} does not say") + ")")
     head = f"{db.name}={db.value} ({_origin(db)}): {raw}{where_cwd} is on {fs_text}"
     severity = Severity.WARNING

@@ -139,3 +139,44 @@ def test_a_gpu_nodes_own_facts_do_not_judge_another_clusters_job(
         said = away["facts"]["torch_compile_unchecked"]
         assert "triton and node memory not judged" in said, said
     assert "partition train" in said, said
+
+
+# ---- this machine's mounts ------------------------------------------------------------
+SQLITE = ROOT / "fixtures" / "sqlite-on-shared-fs" / "fail_warn_static_unknown_filesystem"
+
+
+def _sqlite_result(tmp_path: Path, partition: str, mode: str) -> dict:
+    """The fixture's job (a LUMI 2-node job whose 8 ranks open one MLflow SQLite file
+    under /scratch/project_462000640, cut from the seed) with its partition set, checked
+    by the real CLI; /scratch is not a directory of this machine."""
+    sbatch = (SQLITE / "job.sbatch").read_text()
+    assert "#SBATCH --partition=standard-g\n" in sbatch
+    repo = git_repo(tmp_path / f"{partition}-{mode}", {
+        "job.sbatch": sbatch.replace("standard-g", partition),
+        "train.py": (SQLITE / "train.py").read_text()})
+    proc = subprocess.run([sys.executable, "-m", "doctor", "run", mode, "--format", "json",
+                           "--repo", str(repo), "--only", "sqlite-on-shared-fs",
+                           "--sbatch", str(repo / "job.sbatch")],
+                          cwd=repo, env=clean_env({"HOME": "/users/ammar", "USER": "ammar"}),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout, proc.stderr[-2000:]
+    return result_of(validate_report(json.loads(proc.stdout)), "sqlite-on-shared-fs")
+
+
+def test_this_machines_mounts_do_not_judge_another_clusters_paths(slurm_cluster, tmp_path):
+    static = _sqlite_result(tmp_path, "standard-g", "--static")
+    live = _sqlite_result(tmp_path, "standard-g", "--no-smoke")
+    # /scratch/... does not exist here: this machine's mount table would put it on its
+    # own root filesystem (not shared) and pass it; the job's cluster's is not known
+    assert live["status"] == static["status"] == "fail", (live, static)
+    [f] = live["findings"]
+    assert f.get("severity", live["severity"]) == "warning"
+    assert f["data"]["filesystem"]["source"] == "none", f["data"]
+    assert "the job is for another cluster: no site profile and no recorded mount table " \
+        "names it" in f["message"], f["message"]
+
+
+def test_this_clusters_job_is_still_judged_by_this_machines_mounts(slurm_cluster, tmp_path):
+    live = _sqlite_result(tmp_path, slurm_cluster["partition"], "--no-smoke")
+    # the local root filesystem is not a network one: nothing to report
+    assert live["status"] == "pass", live

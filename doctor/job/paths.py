@@ -61,7 +61,12 @@ def known_dir(job: Any, value: str, env: Any, cwd: Optional[str] = None) -> Opti
     return base
 
 
-def filesystem(job: Any, path: str) -> dict:
+def filesystem(job: Any, path: str, script: Any = None) -> dict:
     """filesystem_of(path); a static run judges by the site profile or a recorded mount
-    table only, never by this machine's mounts (`source: none` when neither says)."""
-    return filesystem_of(job, path, here=not job.static)
+    table only, never by this machine's mounts (`source: none` when neither says); nor
+    does a run for `script`'s job when that job is for another cluster (issue 26: this
+    machine's mounts are not that cluster's)."""
+    from doctor.job.cluster import other_cluster
+
+    here = not job.static and (script is None or other_cluster(job, script) is None)
+    return filesystem_of(job, path, here=here)
