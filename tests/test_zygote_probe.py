@@ -70,3 +70,22 @@ def test_a_repos_own_torch_imported_by_the_zygote_is_never_reported(tmp_path):
     (child,) = _probe_children()   # the fork ran, and imported the repo's torch ...
     assert build["version"] == metadata.version("torch")   # ... which is not reported
     assert build["error"] is None
+
+
+def test_a_hung_torch_import_costs_the_probe_one_deadline_not_two(tmp_path, monkeypatch):
+    """A torch whose import hangs (a dead NFS) for the zygote and the isolated child alike:
+    the zygote gives up at the probe's deadline, and the isolated child gets what is left
+    of it, not a deadline of its own."""
+    from doctor.probes import gpu
+
+    shadow = tmp_path / "pylibs" / "torch"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setattr(gpu, "TORCH_TIMEOUT_S", 4.0)
+    monkeypatch.syspath_prepend(str(tmp_path / "pylibs"))   # the isolated child's path
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "pylibs"))   # the zygote's (the ranks')
+    (tmp_path / "repo").mkdir()
+    start = time.monotonic()
+    build = _job(tmp_path / "repo").fact("torch_build")
+    assert build["version"] is None and "timed out after 4s" in build["error"]
+    assert time.monotonic() - start < 7.0

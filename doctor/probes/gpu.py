@@ -14,6 +14,7 @@ import glob
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -68,10 +69,11 @@ def probe_env(job) -> dict:
 def torch_build(job) -> dict:
     """{version, cuda, hip, available, device_count, devices: [{name, memory_bytes}], error},
     and `shadowed_by` when the job's PYTHONPATH puts another torch first."""
-    build = _through_zygote(job)
+    deadline = time.time() + TORCH_TIMEOUT_S   # one for both ways: a hung import hangs both
+    build = _through_zygote(job, deadline)
     if build is None:
-        res = run_cmd(python_argv(TORCH_PROBE, job.repo), timeout=TORCH_TIMEOUT_S,
-                      env=probe_env(job), cwd="/")
+        res = run_cmd(python_argv(TORCH_PROBE, job.repo), env=probe_env(job), cwd="/",
+                      timeout=max(1.0, deadline - time.time()))
         build = _answer(res.stdout)
     if build is None:
         why = (f"timed out after {TORCH_TIMEOUT_S:g}s" if res.timed_out
@@ -88,7 +90,7 @@ def _answer(stdout: str) -> Optional[dict]:
                  if line.startswith(MARK)), None)
 
 
-def _through_zygote(job) -> Optional[dict]:
+def _through_zygote(job, deadline: float) -> Optional[dict]:
     """The probe's answer from a fork of the smokes' torch process (doctor/smoke/zygote.py),
     when this run smokes (the zygote imports torch with the repo on its path, as the ranks
     do: never in --static or --no-smoke). Used only when the torch it imported is the file
@@ -100,7 +102,6 @@ def _through_zygote(job) -> Optional[dict]:
     import importlib.machinery
     import shutil
     import tempfile
-    import time
 
     from doctor.pychild import GPU_SELECTION, own_path
     from doctor.smoke import zygote
@@ -115,12 +116,13 @@ def _through_zygote(job) -> Optional[dict]:
         return None   # a selection torch's import reads: it would need a zygote of its own
     # the zygote (its torch import) before the temp dir: see zygote.warm
     zygote.warm(sys.executable, str(job.repo), dict(env, TMPDIR=tempfile.gettempdir()),
-                time.time() + TORCH_TIMEOUT_S)
+                deadline)
     tmp = tempfile.mkdtemp(prefix="doctor-torch-probe-")
     try:
         env["TMPDIR"] = tmp
         res = zygote.run_module(sys.executable, "doctor.smoke.torch_probe", [],
-                                cwd=str(job.repo), env=env, timeout=TORCH_TIMEOUT_S, tmp=tmp)
+                                cwd=str(job.repo), env=env, tmp=tmp,
+                                timeout=max(1.0, deadline - time.time()))
     except RuntimeError:   # the zygote died: ask the isolated child
         res = None
     finally:

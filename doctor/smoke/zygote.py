@@ -396,6 +396,8 @@ def _start(python: str, cwd: str, shared: dict, key: tuple,
     # once, here: its changes and output would be lost for every child, which must each
     # run it as `python -m` does
     if not ready.get("ok") or ready.get("threads") != 1 or ready.get("startup"):
+        if not ready:   # still importing (a hung import): closing its socket would not end it
+            proc.kill()
         _stop(z)
         return None
     z.reads = list(ready.get("reads") or [])
