@@ -5,7 +5,6 @@ from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.cluster import jobs_elsewhere
-from doctor.job.cluster import jobs_elsewhere
 from doctor.job.context import Job
 from doctor.job.env import env_location
 from doctor.job.platform import asks_gpus
@@ -66,14 +65,6 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
     env_findings = list(_visibility_findings(job, backend, data))
     yield from env_findings
 
-    # the job's own variables are judged above; this node's GPUs and torch are not the
-    # nodes' of a job for another cluster (issue 26)
-    away = None if job.in_job else jobs_elsewhere(job)
-    if away:
-        if env_findings:
-            return
-        raise Skip(f"this machine's GPUs and torch are not the job's nodes': {away}; probe a "
-                   "node of that cluster (`srun -N1 doctor run --only gpu-not-visible`)")
     # the job's own variables are judged above; this node's GPUs and torch are not the
     # nodes' of a job for another cluster (issue 26)
     away = None if job.in_job else jobs_elsewhere(job)
