@@ -12,12 +12,11 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.closure import step_files
 from doctor.job.cluster import other_cluster
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.context import Job
 from doctor.job.hydra import resolve_oc_env
-from doctor.job.loaders import loader_workers
+from doctor.job.loaders import loader_workers, loaders_per_job
 from doctor.scanners.cachescan import ScanResult, scan, tty_progress
 
 CUDA_CHECK = "cuda-tensor-in-shared-cache"
@@ -442,21 +441,6 @@ def _under(path: Path, root: str) -> bool:
     return p == root or p.startswith(root.rstrip("/") + "/")
 
 
-def _jobs_loaders(job: Job, loaders: list) -> list:
-    """[(script, ranks per node, loaders)] for each job script's training step (None: the
-    login environment). A DataLoader of the code counts for a job whose step's import
-    closure holds its file, or for every job whose code is not known; the configs'
-    loaders count for every job. Each job is sized by its own ranks and loaders, never
-    one job's ranks times another's loaders."""
-    out = []
-    for script in job.scripts or [None]:
-        reached = step_files(job, job.step(script)) if script is not None else []
-        files = {job.rel(p) for p in reached}
-        mine = [w for w in loaders if not files or not w[0].endswith(".py") or w[0] in files]
-        out.append((script, job.ranks_per_node(script).value or 1, mine))
-    return out
-
-
 @check(SHM_CHECK, title="/dev/shm is too small for the shared-memory cache and the workers",
        severity="error", tags=("cache", "dataloader"), needs=("node", "configs"), timeout=30)
 def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
@@ -538,7 +522,7 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
         else:
             cache_bytes += size
     # the job that needs the most: its ranks per node x the loaders of the code it runs
-    script, ranks, loaders = max(_jobs_loaders(job, loader_workers(job, prefetch_factor)),
+    script, ranks, loaders = max(loaders_per_job(job, loader_workers(job, prefetch_factor)),
                                  key=lambda j: j[1] * sum(n * pf for _, _, n, pf in j[2]))
     slots = sum(n * pf for _, _, n, pf in loaders)
     workers_bytes = ranks * slots * batch_mib * MIB

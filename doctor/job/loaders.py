@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import fs
+from doctor.job.closure import step_files
 from doctor.job.code import LoaderCall, code_settings, step_argv
 from doctor.job.configs import ConfigFile, LineDict, keypath
 from doctor.model import Location
@@ -117,6 +118,21 @@ def loader_workers(job: Any, default_prefetch: int) -> list:
     if not out:   # no config sizes the workers: the code's DataLoader calls do
         for _, n, pf, loader, _links in code_workers(job, default_prefetch)[0]:
             out.append((loader.call.file, loader.line("num_workers"), n, pf))
+    return out
+
+
+def loaders_per_job(job: Any, loaders: list) -> list:
+    """[(script, ranks per node, loaders)] for each job script's training step (None: the
+    login environment). A DataLoader of the code counts for a job whose step's import
+    closure holds its file, or for every job whose code is not known; the configs'
+    loaders count for every job. Each job is sized by its own ranks and loaders, never
+    one job's ranks times another's loaders."""
+    out = []
+    for script in job.scripts or [None]:
+        reached = step_files(job, job.step(script)) if script is not None else []
+        files = {job.rel(p) for p in reached}
+        mine = [w for w in loaders if not files or not w[0].endswith(".py") or w[0] in files]
+        out.append((script, job.ranks_per_node(script).value or 1, mine))
     return out
 
 
