@@ -15,7 +15,8 @@ from doctor import fs
 from doctor.job.context import Job
 from doctor.model import FixOption, run, script_fix
 from doctor.job.env import followed_env
-from doctor.job.closure import is_test, step_files, sys_path_edits, sys_path_unread
+from doctor.job.closure import (is_test, step_files, sys_path_edit_lines, sys_path_edits,
+                                 sys_path_unread, top_level_import_lines)
 from doctor.job.launch import resolvable, scripts_or_none, srun_container, workdir
 from doctor.job.pylookup import Python, activated_env, env_python, lookup
 from doctor.job.shell import command_argv
@@ -155,7 +156,8 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     container) and the path the job's Python builds: the launched script's own
     directory first (the working directory for `python -m`, Apptainer's `--pwd` in a
     container), PYTHONPATH, the `sys.path.append/insert/extend(...)` and
-    `site.addsitedir(...)` the entry makes (`os.getcwd()`,
+    `site.addsitedir(...)` the entry makes before the import (one below a
+    top-level import of the entry does not help it) (`os.getcwd()`,
     `os.path.dirname(__file__)` and its `..` joins,
     `Path(__file__).parent`/`.parents[N]`, literal strings relative to the working
     directory, a module-level name assigned one of those), the stdlib, and the site
@@ -204,7 +206,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                 skipped.append("the repo has no Python packages under src/ or the root, "
                                "and no job script names an entry")
                 continue
-            entry, edits, packages = cwd, [], root_packages
+            entry, edits, packages, late = cwd, [], root_packages, {}
             imports = imported_modules(job, set(packages))
             names = sorted(set(packages) | set(imports))
         else:
@@ -244,18 +246,24 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
             # `import a.b` imports a first: its package is looked up too (an installed
             # copy of it shadows the repo's)
             names = sorted(set(imports) | {n.split(".")[0] for n in imports})
+            # a name the entry imports at its top level, above a sys.path edit, is
+            # looked up without that edit: Python runs the import first
+            late = _late_edits(job, Path(path), cwd, names)
         if not names:
             looked = True
             continue
         python, env_dir = _job_python(job, step, scripts, cwd)
         # PYTHONPATH is read at interpreter start: the entry module's os.environ is too late
         job_env = {k: v.value for k, v in env.items() if v.channel != "entry-module"}
-        res = lookup(python, entry, names, job_env, job.login_env,
-                     cwd if fs.is_dir(cwd) else None, timeout=30, edits=edits)
-        if res.returncode != 0:
-            raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
+        out: dict = {"found": {}}
+        for group in sorted({late.get(n, ()) for n in names}):
+            res = lookup(python, entry, [n for n in names if late.get(n, ()) == group],
+                         job_env, job.login_env, cwd if fs.is_dir(cwd) else None,
+                         timeout=30, edits=[e for e in edits if e not in group])
+            if res.returncode != 0:
+                raise RuntimeError(f"module lookup child failed: {res.stderr.strip()[-400:]}")
+            out["found"].update(json.loads(res.stdout.strip().splitlines()[-1])["found"])
         looked = True
-        out = json.loads(res.stdout.strip().splitlines()[-1])
         pp = env.get("PYTHONPATH")
         if pp is not None and pp.channel == "entry-module":
             pp = None
@@ -279,8 +287,13 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                                                    cwd_from, where, loc, data),
                                      elsewhere[top], edits)
                     continue
-                yield _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
-                               where, loc, data)
+                f = _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
+                             where, loc, data)
+                after = late.get(name, ())
+                yield replace(f, message=f.message + "; the entry's sys.path edit" + (
+                    "s" if len(after) > 1 else "") + " adding " + ", ".join(
+                    job.rel(d) for d, _ in after) + " run" + ("" if len(after) > 1 else "s")
+                    + " after this import (Python runs the import first)") if after else f
             elif name in packages and r["origin"] and \
                     fs.is_file(packages[name] / "__init__.py", job.unreadable):
                 origin = Path(fs.realpath(r["origin"]))
@@ -296,6 +309,23 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                                                 "repo", "pip install -e ."),)),))
     if not looked and skipped:
         raise Skip("; ".join(skipped))
+
+
+def _late_edits(job: Job, entry: Path, cwd: Path, names: list) -> dict:
+    """Name → the entry's sys.path edits ((directory, first)) below the last top-level
+    import of it (or of a module under it) in the entry: they do not help that import."""
+    lines = top_level_import_lines(job, entry)
+    timed = sys_path_edit_lines(job, entry, cwd)
+    out: dict = {}
+    for name in names:
+        at = [ln for n, lns in lines.items() if n == name or n.startswith(name + ".")
+              for ln in lns]
+        if not at:
+            continue   # imported in a function, under a try/if, or by another file
+        after = tuple(dict.fromkeys((d, first) for d, first, ln in timed if ln > max(at)))
+        if after:
+            out[name] = after
+    return out
 
 
 def _unreached(job: Job, f: Finding, pkg: Path, edits: list) -> Finding:

@@ -122,3 +122,33 @@ def test_a_namespace_package_beside_the_entry_is_the_steps(tmp_path, module, fai
     assert f["location"] == {"path": "src/train.py", "line": 2}, f
     assert f.get("severity", result["severity"]) == "error", f
     assert "mtr.datasets.tno is missing from" in f["message"], f["message"]
+
+
+def test_an_import_above_the_edit_is_looked_up_without_it(tmp_path):
+    # Python runs the entry top to bottom: `from models import X` on line 2 runs before
+    # the sys.path.insert on line 3 puts ./code on the path
+    entry = "import sys\nfrom models import X\nsys.path.insert(0, './code')\nimport data\n"
+    repo = _repo(tmp_path, entry, "srun python3 code/experiments/train.py")
+    run = _python(repo, ".", "code/experiments/train.py")
+    assert run.returncode != 0 and "No module named 'models'" in run.stderr
+    result = _doctor(repo)
+    assert result["status"] == "fail", result
+    [f] = result["findings"]   # `import data`, below the edit, is found
+    assert (f["data"]["module"], f.get("severity", result["severity"])) == ("models", "error")
+    assert f["location"] == {"path": "code/experiments/train.py", "line": 2}, f
+    assert "the entry's sys.path edit adding code runs after this import" in f["message"], \
+        f["message"]
+
+
+@pytest.mark.parametrize("entry", [
+    # the import runs when main() is called, after the edit
+    "import sys\ndef main():\n    from models import X\nsys.path.insert(0, './code')\nmain()\n",
+    # the handler puts ./code on the path and imports again
+    "import sys\ntry:\n    from models import X\nexcept ImportError:\n"
+    "    sys.path.insert(0, './code')\n    from models import X\n",
+], ids=["in-a-function", "retried-in-handler"])
+def test_an_import_that_runs_after_the_edit_is_found(tmp_path, entry):
+    repo = _repo(tmp_path, entry, "srun python3 code/experiments/train.py")
+    assert _python(repo, ".", "code/experiments/train.py").returncode == 0
+    result = _doctor(repo)
+    assert result["status"] == "pass", result

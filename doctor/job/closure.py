@@ -217,7 +217,28 @@ def sys_path_edits(job: Any, entry: Path, cwd: Path) -> list:
     module-level name assigned one of those before (`ROOT = Path(__file__).parents[1]`).
     Read as data; an argument in another form is skipped here (an import through it may
     be missed, never invented) and named by sys_path_unread."""
+    return list(dict.fromkeys((d, first) for d, first, _ in _read_edits(job, entry, cwd)[0]))
+
+
+def sys_path_edit_lines(job: Any, entry: Path, cwd: Path) -> list:
+    """(directory, first, line) of each edit sys_path_edits reads: an import at the
+    entry's top level runs before the edits below it, which do not help it."""
     return _read_edits(job, entry, cwd)[0]
+
+
+def top_level_import_lines(job: Any, entry: Path) -> dict:
+    """Dotted module name → the lines of the entry's top-level `import`/`from … import`
+    statements of it (not those in a function, which may run later, nor under a `try`
+    or `if`, whose order the doctor does not follow)."""
+    tree = tree_of(job, entry)
+    out: dict = {}
+    for st in tree.body if isinstance(tree, ast.Module) else ():
+        names = [a.name for a in st.names] if isinstance(st, ast.Import) else \
+            [st.module] if isinstance(st, ast.ImportFrom) and st.level == 0 and st.module \
+            else []
+        for n in names:
+            out.setdefault(n, []).append(st.lineno)
+    return out
 
 
 def sys_path_unread(job: Any, entry: Path) -> list:
@@ -258,11 +279,11 @@ def _read_edits(job: Any, entry: Path, cwd: Path) -> tuple:
             for v in values:
                 d = _path_value(v, entry, cwd, names)
                 if d is not None:
-                    out.append((Path(os.path.normpath(d)), first))
+                    out.append((Path(os.path.normpath(d)), first, st.lineno))
                 else:
                     unread.append(f"{job.rel(entry)}:{st.lineno} "
                                   f"(`{ast.unparse(call)[:80]}`)")
-    return list(dict.fromkeys(out)), unread
+    return out, unread
 
 
 def _module_statements(body: list) -> list:
