@@ -6,6 +6,7 @@ import re
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
+from doctor.job.closure import step_files
 from doctor.job.cluster import other_cluster
 from doctor.job.code import config_value_path, repo_loaders
 from doctor.job.configs import is_unresolved
@@ -39,8 +40,12 @@ def _oc_env_int(job: Job, value: Any) -> Any:
     return int(text)
 
 
-def _code_best(job: Job) -> tuple:
+def _code_best(job: Job, files: Optional[set] = None) -> tuple:
+    """(slots, workers, prefetch, CodeLoader), its unshown links, the unknown places: the
+    code's DataLoader with the most in-flight batches (in `files` only, when given)."""
     found, unknown = code_workers(job)
+    if files is not None:
+        found = [c for c in found if c[3].call.file in files]
     if not found:
         return None, [], unknown
     top = max(found, key=lambda c: c[0])
@@ -111,8 +116,11 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
     soft limit of 1024: 8 workers x prefetch 2 need 1280 (fails, as in the
     "too many open files" reports), 4 workers need 768 (fits). The DataLoader
     spec with the largest num_workers x prefetch_factor over all configs is
-    used (prefetch_factor unset → 2). The `fds_per_worker` option, when > 0,
-    replaces prefetch_factor x fds_per_batch per worker.
+    used (prefetch_factor unset → 2). When no config sizes the workers, each job
+    script is judged by the largest DataLoader of the code its own step runs (its
+    import closure; every loader of the repo where that code is not known), never by
+    another job's. The `fds_per_worker` option, when > 0, replaces prefetch_factor
+    x fds_per_batch per worker.
 
     The limits are the probed [soft, hard] of this process (on the login node,
     Slurm propagates the submitting shell's limits to the job by default),
@@ -204,20 +212,32 @@ def fd_limit_too_low(job: Job, *, base_fds: int = 256, fds_per_batch: int = 64,
                    + (f"; num_workers is filled in at run time at {', '.join(unknown)}, "
                       "not guessed"
                       if unknown else ""))
-    _, workers, prefetch, spec = best
-    per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
-    needed = base_fds + workers * per_worker
     nofile = (job.fact("limits") or {}).get("nofile")
     if not nofile:
         raise Skip("the open-file limit of this node is not known")
     soft0, hard0 = nofile
-    cfg_loc = spec.location("num_workers")
-    base = {"num_workers": workers, "prefetch_factor": prefetch, "fds_per_worker": per_worker,
-            "base_fds": base_fds, "config": spec.config.rel if spec.config else None,
-            "keypath": spec.where, "probed": [soft0, hard0]}
-    if isinstance(spec, CodeLoader):
-        base["code"] = {"file": spec.call.file, "line": spec.call.line}
+    code_sized = isinstance(best[3], CodeLoader)
+    repo_best, repo_unseen = best, unseen
     for script in job.scripts or [None]:
+        best, unseen = repo_best, repo_unseen
+        if code_sized and script is not None:
+            # the code's loaders: each job by the largest its own step's code runs
+            files = {job.rel(p) for p in step_files(job, job.step(script))}
+            if files:
+                own, unseen, _ = _code_best(job, files)
+                if own is None:
+                    continue   # this job's code starts no worker process
+                best = own
+        _, workers, prefetch, spec = best
+        per_worker = fds_per_worker if fds_per_worker > 0 else prefetch * fds_per_batch
+        needed = base_fds + workers * per_worker
+        cfg_loc = spec.location("num_workers")
+        base = {"num_workers": workers, "prefetch_factor": prefetch,
+                "fds_per_worker": per_worker, "base_fds": base_fds,
+                "config": spec.config.rel if spec.config else None,
+                "keypath": spec.where, "probed": [soft0, hard0]}
+        if isinstance(spec, CodeLoader):
+            base["code"] = {"file": spec.call.file, "line": spec.call.line}
         cmds = ulimit_commands(script) if script else []
         soft, hard, failed = apply_ulimits(soft0, hard0, cmds)
         rpn = job.ranks_per_node(script)

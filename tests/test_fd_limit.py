@@ -167,3 +167,24 @@ def test_hard_limit_of_this_machine_judges_only_its_own_clusters_jobs(tmp_path, 
         assert "edits" not in f
     else:
         assert "other_cluster" not in f["data"] and "this machine" not in f["message"]
+
+
+def test_each_job_is_judged_by_the_loaders_its_own_code_runs(tmp_path):
+    """Two jobs of one repo, no config: one.py's DataLoader has 8 workers, zero.py's none.
+    Under a hard limit of 512 only one.sbatch runs out of descriptors; zero.sbatch's code
+    passes no descriptor between processes and is not judged by one.py's loader (every
+    job script got the repo's largest loader)."""
+    head = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --time=1:00\n"
+    files = {"one.sbatch": head + "srun python one.py\n",
+             "zero.sbatch": head + "srun python zero.py\n",
+             "one.py": "from torch.utils.data import DataLoader\n"
+                       "loader = DataLoader(range(10), batch_size=2, num_workers=8)\n",
+             "zero.py": "from torch.utils.data import DataLoader\n"
+                        "loader = DataLoader(range(10), batch_size=2, num_workers=0)\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    code, res, _ = run_in_shell("ulimit -n 512", tmp_path, "--sbatch", "one.sbatch",
+                                "--sbatch", "zero.sbatch")
+    assert res["status"] == "fail" and code == 1, res
+    assert [f["data"]["script"] for f in res["findings"]] == ["one.sbatch"], res["findings"]
+    assert res["findings"][0]["location"] == {"path": "one.py", "line": 2}
