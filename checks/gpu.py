@@ -30,7 +30,10 @@ def gpu_not_visible(job: Job) -> Iterator[Finding]:
     contradictory ROCR_/HIP_/CUDA_VISIBLE_DEVICES (an empty string, HIP longer
     than ROCR, HIP and CUDA both set and different), and, inside
     Singularity/Apptainer, which bindings are missing. On a login node outside
-    an allocation it skips and says how to probe the compute nodes.
+    an allocation it skips and says how to probe the compute nodes; so it does, outside
+    a job, for a job for another cluster (its `--partition` or `--clusters` is not this
+    machine's cluster's), whose nodes this one's GPUs and torch are not (the visibility
+    variables its script sets are still judged).
 
     An empty visibility variable is an error in a job that asks for GPUs; in one that
     asks for none it hides what the job does not use (a CPU preprocessing job), unless
