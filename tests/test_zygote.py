@@ -361,11 +361,14 @@ def test_a_repo_sitecustomize_runs_in_every_child(tmp_path, what):
 
 def test_the_zygote_starts_before_the_run_dir(tmp_path, monkeypatch):
     """The zygote's torch import takes 1-90 s: a doctor SIGKILLed meanwhile must leave no
-    /tmp/doctor-smoke-*, so the run dir is made only once the zygote is up."""
+    /tmp/doctor-smoke-*, so the run dir is made only once the zygote is up, when every rank
+    is forked from it (a fixed hash seed; otherwise a rank started on its own imports torch
+    meanwhile, in the run dir: the next test)."""
     import tempfile
 
     zygote.close()
     monkeypatch.delenv(zygote.ENV_OFF, raising=False)
+    monkeypatch.setenv("PYTHONHASHSEED", "0")
     made, mkdtemp = [], tempfile.mkdtemp
 
     def recording(*args, **kwargs):
@@ -382,3 +385,35 @@ def test_the_zygote_starts_before_the_run_dir(tmp_path, monkeypatch):
         zygote.close()
     assert ("doctor-smoke-", True) in made, made
     assert isinstance(launcher.procs[0], zygote.Child)
+
+
+def test_a_rank_started_on_its_own_imports_torch_beside_the_zygote(tmp_path, monkeypatch):
+    """With a random hash seed only rank 0 is forked: rank 1 is started first, so that its
+    torch import runs beside the zygote's instead of after it (1-2 s of the smoke's wall on
+    2 cores). The run dir exists meanwhile, as it does while rank 1 imports anyway."""
+    from doctor.smoke import launcher as launcher_mod
+
+    zygote.close()
+    monkeypatch.delenv(zygote.ENV_OFF, raising=False)
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    order, start = [], launcher_mod.start_reaped
+
+    def recording(*args, **kwargs):
+        z = zygote._current
+        order.append((kwargs["fork"], z is not None and z.alive()))
+        return start(*args, **kwargs)
+
+    monkeypatch.setattr(launcher_mod, "start_reaped", recording)
+    launcher = Launcher(SmokePlan(repo=tmp_path, timeout_s=60))
+    try:
+        launcher.start()
+        launcher.wait()
+        ranks = launcher.collect()
+    finally:
+        launcher.cleanup()
+        zygote.close()
+    # rank 1 on its own while no zygote was up yet, then rank 0 forked from it
+    assert order == [(False, False), (True, False)], order
+    assert isinstance(launcher.procs[0], zygote.Child)
+    assert isinstance(launcher.procs[1], subprocess.Popen)
+    assert [r.returncode for r in ranks] == [0, 0], [r.output for r in ranks]

@@ -206,24 +206,35 @@ class Launcher:
             if self._closed or doctor_proc.stopping():
                 raise RuntimeError("the smoke was cancelled")
             deadline = time.time() + self.plan.timeout_s
-            # the zygote (its torch import) before the run dir: see zygote.warm
-            zygote.warm(self.plan.python, str(self.plan.repo),
-                        self.env_for(0, deadline, Path(tempfile.gettempdir())), deadline)
+            # Forked ranks share the zygote's hash seed, where the job's each have their
+            # own: a model whose parameter order follows a set's iteration order fails real
+            # DDP, so only rank 0 is forked unless the seed is fixed anyway
+            fixed = zygote.fixed_hash_seed(self.env_for(0, deadline,
+                                                        Path(tempfile.gettempdir())))
+            forked = [rank == 0 or fixed for rank in range(self.plan.world_size)]
+            if all(forked):
+                # the zygote (its torch import) before the run dir: see zygote.warm
+                zygote.warm(self.plan.python, str(self.plan.repo),
+                            self.env_for(0, deadline, Path(tempfile.gettempdir())), deadline)
             self.dir = Path(tempfile.mkdtemp(prefix="doctor-smoke-"))
             (self.dir / "tmp").mkdir()
             self.started_at = time.time()
             deadline = self.started_at + self.plan.timeout_s
-            for rank in range(self.plan.world_size):
-                # Forked ranks share the zygote's hash seed, where the job's each have
-                # their own: a model whose parameter order follows a set's iteration order
-                # fails real DDP, so only rank 0 is forked unless the seed is fixed anyway
-                env = self.env_for(rank, deadline)
-                with open(P.output_file(self.dir, rank), "wb") as out:
-                    self.procs.append(start_reaped(
-                        self.plan.python, "doctor.smoke.worker", cwd=str(self.plan.repo),
-                        env=env, out=out,
-                        exit_file=str(P.exit_file(self.dir, rank)), deadline=deadline,
-                        fork=rank == 0 or zygote.fixed_hash_seed(env)))
+            # Otherwise the ranks started on their own go first: their torch import runs
+            # beside the zygote's, not after it (on 2 cores, 1-2 s of the smoke's wall).
+            # The run dir then exists during one torch import, as it does anyway while
+            # those ranks import
+            started: dict = {}
+            try:
+                for rank in sorted(range(self.plan.world_size), key=lambda r: forked[r]):
+                    env = self.env_for(rank, deadline)
+                    with open(P.output_file(self.dir, rank), "wb") as out:
+                        started[rank] = start_reaped(
+                            self.plan.python, "doctor.smoke.worker", cwd=str(self.plan.repo),
+                            env=env, out=out, exit_file=str(P.exit_file(self.dir, rank)),
+                            deadline=deadline, fork=forked[rank])
+            finally:
+                self.procs = [started[rank] for rank in sorted(started)]
 
     # ---- watch ---------------------------------------------------------
     def wait(self) -> None:
