@@ -189,6 +189,26 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
     `doctor fix --unsafe` adds that export after the #SBATCH lines (or after
     the script's own PYTHONPATH line).
     """
+    # one finding per cause: scripts that fail alike (the same import, the same fix and
+    # no edit of their own) are named together, not reported once per script
+    merged: dict = {}
+    for where, f in _per_script(job):
+        key = repr((f.location, f.severity, f.fix, f.commands, f.options,
+                    f.message.replace(f"fails for {where}", "fails for \0", 1)))
+        if f.edits or key not in merged:
+            merged[(key, len(merged)) if f.edits else key] = (f, [where])
+        else:
+            merged[key][1].append(where)
+    for f, wheres in merged.values():
+        if len(wheres) > 1:
+            f = replace(f, message=f.message.replace(
+                f"fails for {wheres[0]}", "fails for " + ", ".join(wheres[:-1]) + " and "
+                + wheres[-1], 1), data=dict(f.data, scripts=wheres))
+        yield f
+
+
+def _per_script(job: Job) -> Iterator[tuple]:
+    """(the job script it is for, or 'the login environment'; the finding)."""
     root_packages = repo_packages(job)
     if not root_packages and not package_dirs(job):
         raise Skip("the repo has no Python packages (no directory with __init__.py)")
@@ -282,7 +302,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                 editable = script if _from_submit_dir(script, scripts) else None
                 top = name.split(".")[0]
                 if top in elsewhere:
-                    yield _unreached(job, _missing(job, editable, name, r,
+                    yield where, _unreached(job, _missing(job, editable, name, r,
                                                    {**elsewhere, **packages}, pp, unresolved,
                                                    cwd_from, where, loc, data),
                                      elsewhere[top], edits)
@@ -290,7 +310,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                 f = _missing(job, editable, name, r, packages, pp, unresolved, cwd_from,
                              where, loc, data)
                 after = late.get(name, ())
-                yield replace(f, message=f.message + "; the entry's sys.path edit" + (
+                yield where, replace(f, message=f.message + "; the entry's sys.path edit" + (
                     "s" if len(after) > 1 else "") + " adding " + ", ".join(
                     job.rel(d) for d, _ in after) + " run" + ("" if len(after) > 1 else "s")
                     + " after this import (Python runs the import first)") if after else f
@@ -298,7 +318,7 @@ def package_not_importable(job: Job) -> Iterator[Finding]:
                     fs.is_file(packages[name] / "__init__.py", job.unreadable):
                 origin = Path(fs.realpath(r["origin"]))
                 if not fs.inside(str(origin), fs.realpath(packages[name])):
-                    yield Finding(
+                    yield where, Finding(
                         f"{name} resolves to {origin.parent}, not the repo's "
                         f"{job.rel(packages[name])}/ (an installed copy shadows the repo's "
                         f"code for {where})", location=loc,

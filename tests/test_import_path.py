@@ -131,3 +131,27 @@ def test_a_venv_of_a_distro_python_is_read_with_its_dist_packages(tmp_path):
         "job.sbatch": JOB.format(f"source {venv}/bin/activate\nsrun python train.py")})
     code, res = _result(repo, "container-deps-missing")
     assert [f["data"]["module"] for f in res["findings"]] == ["numfake_absent"], res
+
+
+def test_scripts_that_fail_alike_are_one_finding_naming_them_all(tmp_path):
+    """Three job scripts run the same entry, whose `import mypkg.data.tno` fails the same
+    way (mypkg/data/ was never committed): one finding at the import naming the three
+    scripts, not three copies of it (LiMTR's form); a script whose failure differs keeps
+    its own finding. The real python agrees that the import fails."""
+    repo = _with_pkg(tmp_path, {
+        "train.py": "import mypkg.data.tno\n",
+        "other.py": "import mypkg.models\n",
+        **{f"jobs/run_{n}.sbatch": JOB.format("srun python train.py") for n in "abc"},
+        "jobs/run_d.sbatch": JOB.format("srun python other.py")})
+    real = subprocess.run([sys.executable, "-E", "-s", "train.py"], cwd=repo, capture_output=True,
+                          text=True)
+    assert "ModuleNotFoundError: No module named 'mypkg.data'" in real.stderr
+    code, res = _result(repo)
+    by_line = {f["location"]["path"]: f for f in res["findings"]}
+    assert sorted(by_line) == ["other.py", "train.py"], res["findings"]
+    merged = by_line["train.py"]
+    assert "fails for jobs/run_a.sbatch, jobs/run_b.sbatch and jobs/run_c.sbatch:" in \
+        merged["message"], merged["message"]
+    assert merged["data"]["scripts"] == [f"jobs/run_{n}.sbatch" for n in "abc"]
+    assert "fails for jobs/run_d.sbatch:" in by_line["other.py"]["message"]
+    assert code == 1
