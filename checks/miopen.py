@@ -9,7 +9,7 @@ from typing import Iterator, Optional
 from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.env import env_location
-from doctor.job.paths import known_dir, value_parts
+from doctor.job.paths import filesystem, known_dir, value_parts
 from doctor.job.platform import platform_of
 from doctor.model import FixOption, add, edit_steps, script_fix
 from doctor.multinode.hostlist import compress_hostlist
@@ -33,7 +33,10 @@ def miopen_cache_shared(job: Job) -> Iterator[Finding]:
     (default `~/.config/miopen`) and compiled kernels in `MIOPEN_CUSTOM_CACHE_DIR`
     (default `~/.cache/miopen/<version>`). The job environment is the login
     environment plus the job script's exports; the filesystem comes from the
-    site profile, the mount table or statfs.
+    site profile, the mount table or statfs (for a job written for another
+    cluster, whose `--partition` or `--clusters` this cluster lacks, only from
+    the site profile or a recorded mount table: this machine's mounts are not
+    that cluster's).
 
     Fails when a directory is on a shared filesystem (Lustre, GPFS, BeeGFS, NFS,
     ...) with no per-node part and the job spans more than one node. Warns when
@@ -144,14 +147,14 @@ def _check_dir(job: Job, script, env, var: str, nodes: int, fix: str,
     base = known_dir(job, value.replace("<version>", ""), env)
     if base is None:
         return None  # e.g. $SOMEDIR/miopen with $SOMEDIR unknown: nothing to judge
-    fs = filesystem_of(job, base)
+    fs = filesystem(job, base, script)
     if v is None and fs.get("fstype") in MIOPEN_NETWORKED and _miopen_falls_back(job):
         # MIOpen ≥ ROCm 5.7 moves its *defaults* off NFS/Lustre/Ceph to temp_directory_path()
         tmp = env.text("TMPDIR") or "/tmp"
         value, where = tmp, (f"unset: MIOpen's default {DEFAULTS[var]} is on {fs['fstype']}, "
                              f"so MIOpen falls back to {tmp} itself")
         parts = set()
-        fs = filesystem_of(job, tmp)
+        fs = filesystem(job, tmp, script)
     shared = fs.get("shared")
     per_job = bool(parts & {"job", "tmp"})
     fs_name = fs.get("fstype") or ("a shared filesystem" if shared else "node-local storage")

@@ -180,3 +180,40 @@ def test_this_clusters_job_is_still_judged_by_this_machines_mounts(slurm_cluster
     live = _sqlite_result(tmp_path, slurm_cluster["partition"], "--no-smoke")
     # the local root filesystem is not a network one: nothing to report
     assert live["status"] == "pass", live
+
+
+MIOPEN = ROOT / "fixtures" / "miopen-cache-shared" / "fail_bare_multiuser_tmp"
+
+
+def _miopen_result(tmp_path: Path, partition: str, mode: str) -> dict:
+    """The fixture's LUMI job (MIOPEN_USER_DB_PATH=/tmp/miopen, a ROCm partition) with its
+    partition set, checked by the real CLI without its recorded mount table."""
+    sbatch = (MIOPEN / "job.sbatch").read_text()
+    assert "#SBATCH --partition=standard-g\n" in sbatch
+    repo = git_repo(tmp_path / f"{partition}-{mode}", {
+        "job.sbatch": sbatch.replace("standard-g", partition), "train.py": "import torch\n"})
+    proc = subprocess.run([sys.executable, "-m", "doctor", "run", mode, "--format", "json",
+                           "--repo", str(repo), "--only", "miopen-cache-shared",
+                           "--sbatch", str(repo / "job.sbatch")],
+                          cwd=repo, env=clean_env(), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.stdout, proc.stderr[-2000:]
+    return result_of(validate_report(json.loads(proc.stdout)), "miopen-cache-shared")
+
+
+def test_this_machines_mounts_do_not_judge_another_clusters_miopen_cache(slurm_cluster,
+                                                                          tmp_path):
+    """/tmp of this machine is node-local, which makes /tmp/miopen a multi-user /tmp here;
+    the LUMI job's /tmp is LUMI's, which no site profile or recorded table describes."""
+    live = _miopen_result(tmp_path, "standard-g", "--no-smoke")
+    assert live["status"] in ("pass", "skip") and live["findings"] == [], live
+
+
+def test_this_clusters_rocm_job_is_still_judged_by_this_machines_mounts(slurm_cluster,
+                                                                         tmp_path):
+    live = _miopen_result(tmp_path, slurm_cluster["partition"], "--no-smoke")
+    # both variables of the fixture name /tmp/miopen
+    assert [f["data"]["variable"] for f in live["findings"]] == [
+        "MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR"], live["findings"]
+    assert all("is a multi-user /tmp with no user or job part" in f["message"]
+               for f in live["findings"]), live["findings"]
