@@ -309,6 +309,11 @@ def chosen_checks(job: Job, *, only: Iterable[str] = (), skip: Iterable[str] = (
                     ignore=job.settings.ignore, static=static, no_smoke=no_smoke,
                     where=job.settings.path)
     waived = {w.check for w in job.settings.waivers if not w.expired}
+    ids = {s.id for s in chosen if s.id not in waived}
+    # the checks that start the smokes' torch process, with the repo on its path: only in
+    # such a run may the torch probe fork from it (a run of other checks runs no repo code)
+    job.smokes_run = job.smoke and ("ddp-smoke" in ids or bool(job.data) and "data-smoke" in ids
+                                    or bool(job.model) and "gpu-memory-estimate" in ids)
     if job.model and any("smoke" in s.needs and s.id not in waived for s in chosen):
         from doctor.smoke.factory import check_factory
 

@@ -19,7 +19,9 @@ pytest.importorskip("torch")
 
 
 def _job(repo: Path) -> Job:
-    return Job(repo, env={"PATH": os.environ["PATH"]})
+    job = Job(repo, env={"PATH": os.environ["PATH"]})
+    job.smokes_run = True   # as the runner sets it when the run's chosen checks smoke
+    return job
 
 
 def _probe_children() -> list:
@@ -89,3 +91,26 @@ def test_a_hung_torch_import_costs_the_probe_one_deadline_not_two(tmp_path, monk
     build = _job(tmp_path / "repo").fact("torch_build")
     assert build["version"] is None and "timed out after 4s" in build["error"]
     assert time.monotonic() - start < 7.0
+
+
+def test_a_run_without_a_smoke_starts_no_zygote_and_runs_no_repo_code(tmp_path):
+    """`doctor run --only gpu-not-visible` (no --static, no smoke chosen) needs the torch
+    probe; a zygote would import torch with the repo first on its path, running a repo
+    module that shadows one torch imports (the review's typing_extensions.py): the probe
+    must take its isolated child. The same repo's full smoke run may run it (the smoke
+    imports as the job does)."""
+    import subprocess
+
+    from conftest import clean_env, git_repo
+
+    marker = tmp_path / "ran"
+    repo = git_repo(tmp_path / "repo", {
+        "typing_extensions.py": f"open({str(marker)!r}, 'a').write('ran\\n')\n"
+                                "raise ImportError('not the real typing_extensions')\n",
+        "train.py": "import torch\n",
+        "job.sh": "#!/bin/bash\n#SBATCH --nodes=1\nsrun python train.py\n"})
+    proc = subprocess.run([sys.executable, "-m", "doctor", "run", "--repo", str(repo),
+                           "--only", "gpu-not-visible", "--format", "json"], cwd=repo,
+                          env=clean_env(), capture_output=True, text=True, timeout=180)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert not marker.exists(), "the repo's typing_extensions.py ran outside a smoke"

@@ -77,6 +77,9 @@ class Job:
         self.static = static
         # False in --no-smoke and --static (set by the runner): checks do not run repo code
         self.smoke = not static
+        # whether this run's chosen checks start the smokes' torch process (set by the
+        # runner): only then may another check (the torch probe) share it
+        self.smokes_run = False
         if model is not None and not is_factory(model):
             raise InputError(f"--model: {model!r} is not MODULE:FACTORY, such as "
                              "mypkg.models:build")

@@ -92,13 +92,15 @@ def _answer(stdout: str) -> Optional[dict]:
 
 def _through_zygote(job, deadline: float) -> Optional[dict]:
     """The probe's answer from a fork of the smokes' torch process (doctor/smoke/zygote.py),
-    when this run smokes (the zygote imports torch with the repo on its path, as the ranks
-    do: never in --static or --no-smoke). Used only when the torch it imported is the file
-    the isolated child would import (a repo's own torch/ is read, never reported), and when
-    the job's GPU selection leaves the zygote's import-time environment as it is; None:
-    run the isolated child as before. Saves one import of torch (1.1-1.7 s of CPU)."""
-    if not getattr(job, "smoke", False):
-        return None
+    when this run's chosen checks start a smoke (the zygote imports torch with the repo on
+    its path, as the ranks do: never in --static or --no-smoke, nor in a run of other
+    checks, `--only gpu-not-visible`, where that import would be the repo's code run).
+    Used only when the torch it imported is the file the isolated child would import (a
+    repo's own torch/ is read, never reported), and when the job's GPU selection leaves
+    the zygote's import-time environment as it is; None: run the isolated child as before.
+    Saves one import of torch (1.1-1.7 s of CPU)."""
+    if not getattr(job, "smoke", False) or not getattr(job, "smokes_run", False):
+        return None   # no smoke in this run: its torch process would run the repo's code
     import importlib.machinery
     import shutil
     import tempfile
