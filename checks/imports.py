@@ -332,8 +332,10 @@ def _per_script(job: Job) -> Iterator[tuple]:
 
 
 def _late_edits(job: Job, entry: Path, cwd: Path, names: list) -> dict:
-    """Name → the entry's sys.path edits ((directory, first)) below the last top-level
-    import of it (or of a module under it) in the entry: they do not help that import."""
+    """Name → the entry's sys.path edits ((directory, first)) that run only after the
+    first top-level import of it (or of a module under it) in the entry: they do not
+    help that import, which fails before them. A directory that an edit above that
+    import also adds is on the path in time, whatever is repeated below."""
     lines = top_level_import_lines(job, entry)
     timed = sys_path_edit_lines(job, entry, cwd)
     out: dict = {}
@@ -342,7 +344,9 @@ def _late_edits(job: Job, entry: Path, cwd: Path, names: list) -> dict:
               for ln in lns]
         if not at:
             continue   # imported in a function, under a try/if, or by another file
-        after = tuple(dict.fromkeys((d, first) for d, first, ln in timed if ln > max(at)))
+        early = {d for d, _, ln in timed if ln < min(at)}
+        after = tuple(dict.fromkeys((d, first) for d, first, ln in timed
+                                    if ln > min(at) and d not in early))
         if after:
             out[name] = after
     return out

@@ -152,3 +152,31 @@ def test_an_import_that_runs_after_the_edit_is_found(tmp_path, entry):
     assert _python(repo, ".", "code/experiments/train.py").returncode == 0
     result = _doctor(repo)
     assert result["status"] == "pass", result
+
+
+def test_an_edit_repeated_below_the_import_does_not_hide_the_one_above(tmp_path):
+    # the entry puts ./code on the path, imports, and puts it there again under
+    # `if __name__ == "__main__":` (review 37, s1): the import is found through the first
+    # edit, whatever the second one does
+    entry = ("import sys\nsys.path.insert(0, './code')\nfrom models import X\n"
+             "if __name__ == '__main__':\n    sys.path.insert(0, './code')\n    print(X)\n")
+    repo = _repo(tmp_path, entry, "srun python3 code/experiments/train.py")
+    assert _python(repo, ".", "code/experiments/train.py").returncode == 0
+    result = _doctor(repo)
+    assert result["status"] == "pass", result
+
+
+def test_the_first_import_of_a_module_is_the_one_that_runs_before_the_edit(tmp_path):
+    # `import models` (line 2) fails before the edit on line 3; `import models.net`
+    # below it would have found it (review 37, s2)
+    entry = "import sys\nimport models\nsys.path.insert(0, './code')\nimport models.net\n"
+    repo = _repo(tmp_path, entry, "srun python3 code/experiments/train.py")
+    run = _python(repo, ".", "code/experiments/train.py")
+    assert run.returncode != 0 and "No module named 'models'" in run.stderr
+    result = _doctor(repo)
+    assert result["status"] == "fail", result
+    [f] = result["findings"]
+    assert (f["data"]["module"], f.get("severity", result["severity"])) == ("models", "error")
+    assert f["location"] == {"path": "code/experiments/train.py", "line": 2}, f
+    assert "the entry's sys.path edit adding code runs after this import" in f["message"], \
+        f["message"]
