@@ -38,15 +38,21 @@ pytestmark = [pytest.mark.slurm, pytest.mark.skipif(
     "working directory: nothing here would judge the job even without the gate")]
 
 
-def _repo(tmp_path: Path, *, partition: str = "train", ulimit: bool = True) -> Path:
+def _repo(tmp_path: Path, *, partition: str = "train", ulimit: bool = True,
+          tie: str | None = None, settings: str | None = None) -> Path:
+    """`tie` replaces the `#SBATCH --partition=train` line (another `#SBATCH` line, or ""
+    for none); `settings` is the doctor.yaml."""
     sbatch = (FAIRSEQ / "fairseq_fsdp_sbatch.sh").read_text()
     wrapper = (FAIRSEQ / "fairseq_fsdp.sh").read_text()
     assert "#SBATCH --partition=train\n" in sbatch and "ulimit -S -c unlimited\n" in wrapper
-    sbatch = sbatch.replace("--partition=train", f"--partition={partition}")
+    sbatch = sbatch.replace("#SBATCH --partition=train\n", f"#SBATCH --partition={partition}\n"
+                            if tie is None else tie)
     if not ulimit:
         wrapper = wrapper.replace("ulimit -S -c unlimited\n", "")
-    return git_repo(tmp_path / "repo", {"fairseq_fsdp_sbatch.sh": sbatch,
-                                        "fairseq_fsdp.sh": wrapper})
+    files = {"fairseq_fsdp_sbatch.sh": sbatch, "fairseq_fsdp.sh": wrapper}
+    if settings is not None:
+        files["doctor.yaml"] = settings
+    return git_repo(tmp_path / "repo", files)
 
 
 def _run(repo: Path) -> dict:
@@ -91,6 +97,21 @@ def test_a_job_for_this_cluster_is_still_judged_by_this_shells_limit(slurm_clust
     assert "the login shell's limit (Slurm propagates it to the job)" in f["message"]
     assert "not known here" not in f["message"] and "other_cluster" not in f["data"], f
 
+
+
+@pytest.mark.parametrize("tie,settings", [
+    ("", "site: {cluster: LOCAL}\n"),
+    ("#SBATCH --clusters=LOCAL\n", None),
+], ids=["site-cluster", "sbatch-clusters"])
+def test_the_clusters_name_in_another_case_is_still_this_cluster(slurm_cluster, tmp_path,
+                                                                  tie, settings):
+    # slurm.conf says ClusterName=local (tests/slurm); Slurm matches cluster names without
+    # case, so a job for `LOCAL` runs here and this shell's limit is the job's
+    result = _run(_repo(tmp_path, ulimit=False, tie=tie, settings=settings))
+    assert result["status"] == "fail", result
+    [f] = result["findings"]
+    assert "the login shell's limit (Slurm propagates it to the job)" in f["message"]
+    assert "not known here" not in f["message"] and "other_cluster" not in f["data"], f
 
 
 # ---- recorded facts of a GPU node reading another cluster's job ---------------------

@@ -126,10 +126,11 @@ def fact_sources(job: Job) -> list:
         names = frozenset({here} if here else ())
         # `doctor sbatch` submits here: this cluster is the job's, whatever the settings say
         here_too = job.submitting
+        same = _meet(names, declared)
         out.append(Facts("scontrol", live[0], live[1], names,
-                          declared=here_too or bool(names & declared),
+                          declared=here_too or same,
                           foreign=not here_too and bool(declared) and bool(names)
-                          and not names & declared))
+                          and not same))
     profile = job.site.get("partitions") or {}
     if profile:
         site = job.site
@@ -150,6 +151,13 @@ def names_of_detected(site: dict) -> tuple:
     return tuple((sites.load(site["profile"]).get("detect") or {}).get("cluster_names") or ())
 
 
+def _meet(a, b) -> bool:
+    """Whether two sets of cluster names share one. Slurm keeps ClusterName in lower case
+    (`LOCAL` in slurm.conf is `local` in `scontrol show config`) and matches `--clusters`
+    without case, so `site: {cluster: LOCAL}` names this cluster."""
+    return bool({n.casefold() for n in a} & {n.casefold() for n in b})
+
+
 def cluster_label(f: Facts) -> str:
     return f"cluster {', '.join(repr(n) for n in sorted(f.names))}" if f.names else \
         ("this cluster" if f.source == "scontrol" else "the site profile's cluster")
@@ -164,7 +172,7 @@ def _link(script, f: Facts) -> tuple:
     wanted = {n for n in (m.value.split(",") if m else ()) if n}
     where = "live Slurm" if f.source == "scontrol" else "site profile"
     if wanted and f.names:
-        return (2, None) if wanted & f.names else (0, (
+        return (2, None) if _meet(wanted, f.names) else (0, (
             f"{script.where(m)} sends the job to another cluster than {cluster_label(f)}, so "
             f"that cluster's {where} does not judge it"))
     if f.foreign:
