@@ -39,6 +39,18 @@ def _validate(name: str, value: object) -> Optional[str]:
     return None
 
 
+def _expandable_segments(job: Job) -> bool:
+    """Whether the job's ranks run with expandable segments (PYTORCH_CUDA_ALLOC_CONF or
+    PYTORCH_HIP_ALLOC_CONF): segments then grow in place and the replay's 2/20 MiB
+    segments do not apply."""
+    for script in list(job.scripts) or [None]:
+        env = job.job_env(script)
+        for var in ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF"):
+            if "expandable_segments:true" in (env.text(var) or "").replace(" ", "").lower():
+                return True
+    return False
+
+
 def _cannot_fix(out: dict, parallel: str) -> str:
     """The fix of a "cannot estimate", by what stopped it."""
     kind = out.get("kind")
@@ -133,9 +145,13 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     own buffers (assumed, not fitted: the recorded shortfall says it can be more). When no
     allocation was recorded the allocated peak is judged instead, with the cuBLAS
     workspaces (66 MiB) and 10% for fragmentation in the margin, and the
-    `reserved_source` fact says so. Above the GPU: error. Above the GPU less the margin:
-    warning. A GPU type that names two sizes (a100: 40 or 80 GB) is an error only above
-    the larger. No GPU memory known: a skip that gives the peak.
+    `reserved_source` fact says so, as it does when the job sets
+    `expandable_segments:True` (segments then grow in place). The tensors' own peak
+    above the GPU: error. A reserved peak above the GPU, or above the GPU less the
+    margin: warning (past what it reserves, the allocator frees its cached blocks and
+    retries before it runs out, which the replay does not follow). A GPU type that names
+    two sizes (a100: 40 or 80 GB) is an error only above the larger. No GPU memory
+    known: a skip that gives the peak.
 
     The estimate cannot run, and says why (a warning, never "fits"), when an op's output
     shape or a Python branch depends on tensor values (`nonzero`, `.item()`, boolean
@@ -227,11 +243,13 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     # what runs out is what the caching allocator can reserve: the replay's reserved peak
     # when the child recorded the step's allocations, else the allocated peak (flat margin)
     reserved = out.get("reserved_peak_bytes")
-    modelled = isinstance(reserved, int) and reserved > 0
+    expandable = _expandable_segments(job)
+    modelled = isinstance(reserved, int) and reserved > 0 and not expandable
     need = reserved if isinstance(reserved, int) and modelled else peak
     extra = judge.margin(need, ranks, modelled)
     facts.update(peak_bytes=peak, reserved_peak_bytes=need if modelled else None,
-                 reserved_source=judge.REPLAY_SOURCE if modelled else judge.FLAT_SOURCE,
+                 reserved_source=judge.REPLAY_SOURCE if modelled else
+                 judge.EXPANDABLE_SOURCE if expandable else judge.FLAT_SOURCE,
                  breakdown_bytes=parts, margin_bytes=extra,
                  margin_source=judge.margin_source(modelled), parameters=out.get("parameters"),
                  batch_size=out.get("batch_size"), seconds_s=out.get("seconds_s"))
@@ -267,11 +285,21 @@ def gpu_memory_estimate(job: Job, *, gpu_memory: str = "", optimizer: str = "ada
     if states > 0.3 * target.low and parallel != "fsdp":
         remedies.append("sharding the model states with FSDP")
     alloc = "PYTORCH_HIP_ALLOC_CONF" if target.rocm else "PYTORCH_CUDA_ALLOC_CONF"
-    over = need > target.high
+    # an error only where the tensors alone are more than the GPU: past what it reserves,
+    # the caching allocator frees its cached blocks and retries before it runs out, which
+    # the replay does not follow (it only grows), so a reserved peak above is a warning
+    over = peak > target.high
     if over:
         facts["verdict"] = "does not fit"
         msg = (f"{said}: more than the {judge.human(target.high)} of the GPU "
                f"({target.source})")
+    elif need > target.high:
+        facts["verdict"] = "within the margin"   # the allocator's, not the tensors' memory
+        remedies.append(f"{alloc}=expandable_segments:True against fragmentation")
+        msg = (f"{said}: the caching allocator's replay reserves more than the "
+               f"{judge.human(target.high)} of the GPU ({target.source}), while the "
+               f"tensors' own peak is below it: it frees its cache and retries before it "
+               f"runs out, so the step may fit, fragmented and slower")
     else:
         facts["verdict"] = "within the margin"
         remedies.append(f"{alloc}=expandable_segments:True against fragmentation")

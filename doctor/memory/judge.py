@@ -65,6 +65,8 @@ FRAGMENTATION = 0.10
 REPLAY_SOURCE = ("the step's allocations and frees replayed through a model of PyTorch's "
                  "CUDA caching allocator (2 MiB/20 MiB segments, best fit, split, merge; "
                  "doctor/memory/allocator.py), with the 66 MiB of cuBLAS workspaces it holds")
+EXPANDABLE_SOURCE = ("not modelled: the job sets expandable_segments:True, whose segments "
+                     "grow in place; the allocated peak, with a flat 10% for fragmentation")
 FLAT_SOURCE = ("not modelled (the estimate recorded no allocations): the allocated peak, "
                "with a flat 10% for the allocator's fragmentation")
 
@@ -81,9 +83,6 @@ def margin_source(modelled: bool) -> str:
             "H200, tests/data/gpu/memory_cuda_h200.json), NCCL buffers 512 MiB with more "
             "than one rank and 10% of the peak for the allocator's fragmentation (assumed: "
             "not yet fitted on a real GPU)")
-
-
-MARGIN_SOURCE = margin_source(False)
 
 
 SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGT]i?B?|[KMGT])?\s*$", re.I)
