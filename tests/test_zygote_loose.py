@@ -100,6 +100,41 @@ def test_a_start_blocks_no_caller_for_another_environment_and_close(tmp_path):
         os.kill(int(pidfile.read_text()), 0)
 
 
+def test_a_caller_waiting_on_a_start_that_close_overlapped_starts_no_zygote(tmp_path):
+    """Two callers want the same zygote; the second waits for the first's 2 s start.
+    close() ends the run meanwhile: the first's zygote ends when its start does, and the
+    waiting caller starts no new one (nobody would close it before the process exits)."""
+    pidfile = tmp_path / "pids"
+    slow = fake_torch(tmp_path / "slow", f"import os, time\nopen({str(pidfile)!r}, 'a')"
+                                         ".write(str(os.getpid()) + '\\n')\ntime.sleep(2)\n")
+    got: dict = {}
+
+    def want(name: str) -> None:
+        got[name] = zygote.zygote_for(sys.executable, str(tmp_path), env_with(slow),
+                                      time.time() + 60)
+
+    first = threading.Thread(target=want, args=("first",))
+    first.start()
+    for _ in range(100):
+        if pidfile.exists():
+            break
+        time.sleep(0.05)
+    second = threading.Thread(target=want, args=("second",))
+    second.start()
+    time.sleep(0.3)   # the second caller waits on the first's start
+    zygote.close()
+    first.join(30)
+    second.join(30)
+    try:
+        assert got == {"first": None, "second": None}, got
+        assert zygote._current is None
+    finally:
+        zygote.close()
+    for pid in pidfile.read_text().split():
+        with pytest.raises(ProcessLookupError):
+            os.kill(int(pid), 0)
+
+
 def test_what_torchs_import_prints_reaches_every_forked_child(tmp_path):
     path = fake_torch(tmp_path / "lib", "import warnings\nprint('torch says hello')\n"
                                         "warnings.warn('NumPy 2 is not supported')\n")

@@ -301,8 +301,11 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
         return None
     global _starting
     key = (python, os.path.realpath(cwd), tuple(sorted(import_env(env).items())))
+    entered = _closes
     while True:
         with _lock:
+            if _closes != entered:   # the run that asked has ended while this caller waited
+                return None
             z = _current
             if z is not None and z.key == key and z.alive():
                 if not z.serves(key, env):
@@ -322,7 +325,7 @@ def zygote_for(python: str, cwd: str, env: dict, deadline: float) -> Optional[Zy
                     _stop(z)
                     _current = None
                 done = threading.Event()
-                _starting, closes = (key, done), _closes
+                _starting, closes = (key, done), entered
                 break
         # Another caller is starting the zygote this child wants: wait for it, then look again
         if not done.wait(max(0.0, deadline - time.time())):
