@@ -12,6 +12,7 @@ from doctor.job.cluster import other_cluster
 from doctor.job.context import Job
 from doctor.job.launch import workdir
 from doctor.job.shell import command_argv, split_commands, unquote
+from doctor.job.steps import SHELLS
 from doctor.model import FixOption, add, change, edit_steps
 from doctor.scanners import gitignore
 
@@ -26,7 +27,6 @@ def script_core_limit(script) -> Optional[tuple]:
 # Linux's kernel.core_pattern unless the node's admin changes it: a file `core` in the
 # crashing process's working directory (Documentation/admin-guide/sysctl/kernel.rst)
 DEFAULT_PATTERN = "core"
-SHELLS = ("bash", "sh", "zsh", "ksh", "dash")
 
 
 def _core_limit(commands: list, depth: int = 0) -> Optional[tuple]:

@@ -10,6 +10,7 @@ from doctor import Finding, Location, Severity, Skip, check, edits
 from doctor.job.context import Job
 from doctor.job.sbatch import SbatchScript
 from doctor.job.shell import _array_end, split_commands
+from doctor.job.steps import SHELLS
 from doctor.model import FixOption, add, change
 
 CHECK_ID = "job-exit-masks-failure"
@@ -476,9 +477,6 @@ def job_exit_masks_failure(job: Job) -> Iterator[Finding]:
         raise Skip("no job script runs a training step")
 
 
-SHELLS = {"bash", "sh", "dash", "zsh", "ksh"}
-
-
 def _in_step_shell(script: SbatchScript, line: int, step) -> Optional[Verdict]:
     """The step's own shell: `srun … bash -c 'CODE'` exits with CODE's last command's
     status, so CODE is judged as a script around the training command (`python3 x.py;
@@ -519,7 +517,13 @@ def _shell_code(argv: list) -> Optional[tuple]:
         if w.rsplit("/", 1)[-1] not in SHELLS:
             continue
         errexit, j = False, i + 1
-        while j < len(argv) and re.match(r"^-[A-Za-z]+$", argv[j]):
+        while j < len(argv) and re.match(r"^(?:-[A-Za-z]+|--[a-z-]+|\+[oO])$", argv[j]):
+            if argv[j] in ("--rcfile", "--init-file", "+o", "+O"):   # they take a value
+                j += 2
+                continue
+            if argv[j].startswith(("--", "+")):   # `--login`, `--noprofile`: flags
+                j += 1
+                continue
             opts = argv[j][1:]
             errexit |= "e" in opts
             if opts.endswith("o") and j + 1 < len(argv):   # `-o errexit`, `-eo pipefail`

@@ -62,6 +62,9 @@ CASES = {
     "bash_c_last": ("srun bash -c 'echo start; python3 train.py'\n", None),
     "bash_ec": ("srun bash -ec 'python3 train.py; echo done'\n", None),
     "bash_c_and": ("srun bash -c 'python3 train.py && echo trained'\n", None),
+    # long options are flags too, as bash -l is (the review's drift: --login passed)
+    "bash_login_c": ("srun bash --login -c 'python3 train.py; echo done'\n", (4, "error")),
+    "bash_noprofile_ec": ("srun bash --noprofile -ec 'python3 train.py; echo done'\n", None),
 }
 
 
