@@ -208,3 +208,37 @@ def test_hip_alloc_conf_judges_only_jobs_that_ask_for_gpus(tmp_path, head, statu
         assert "asks for no GPU" in result["reason"], result["reason"]
     else:
         assert "expandable_segments:True" in result["findings"][0]["message"], result
+
+
+# review 37 (r1): a LUMI-style step that asks for its GPUs on srun, on a partition whose
+# GPUs nothing here knows (no profile, --static), with ROCm's variables set: the job asks
+# for GPUs, so the allocator is judged (a job that asks for none there is still taken
+# for a CPU job, LUMI-AI-example's convert.sh in tests/data/unseen)
+R1 = ("#SBATCH --partition=standard-g\n#SBATCH --ntasks-per-node=8\n"
+      "export ROCR_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\nexport MIOPEN_USER_DB_PATH=/tmp/miopen\n")
+
+
+@pytest.mark.parametrize("step", [
+    "srun --gpus-per-node=8 python train.py",
+    "srun --gpus 8 python train.py",
+    "srun -G8 python train.py",
+    "srun --ntasks=8 --gpus-per-task=1 python train.py",
+    "srun --gres=gpu:mi250:8 python train.py",
+], ids=["gpus-per-node", "gpus", "G", "gpus-per-task", "gres"])
+def test_hip_alloc_conf_judges_a_step_that_asks_on_srun(tmp_path, step):
+    repo = repo_with(tmp_path, HEAD + R1 + step + "\n")
+    code, result, _ = run(repo, "hip-alloc-conf", "--static")
+    assert result["status"] == "fail", result
+    assert "expandable_segments:True" in result["findings"][0]["message"], result
+
+
+@pytest.mark.parametrize("srun,status", [
+    ("srun --gres=gpu:2", "fail"),           # the step's request counts on any partition
+    ("srun --gpus-per-node=0", "skip"),      # a count of 0 asks for none
+    ("srun --gres=nvme:1", "skip"),          # another resource is no GPU
+])
+def test_srun_gpu_options_on_a_cpu_partition(tmp_path, srun, status):
+    repo = repo_with(tmp_path, HEAD + "#SBATCH --partition=small\n#SBATCH --cpus-per-task=16\n"
+                     f"{srun} singularity exec {ROCM_IMAGE} python train.py\n")
+    code, result, _ = run(repo, "hip-alloc-conf", "--static")
+    assert result["status"] == status, result

@@ -66,16 +66,50 @@ def platform_of(job: Any, script: Any = None) -> Platform:
 
 
 def asks_gpus(job: Any, script: Any) -> Optional[bool]:
-    """Whether a job script asks for GPUs. True: --gpus*, --gres=gpu or --gpus-per-task.
+    """Whether a job script asks for GPUs. True: `#SBATCH` --gpus*, --gres=gpu or
+    --gpus-per-task, or the same on the training step's srun (`srun --gpus-per-node=8`).
     False: it asks for none and its partition's nodes have none, where that is known (a
     CPU job, even one that runs a GPU build's image for Python). None: it asks for none,
     but its partition's nodes have GPUs, which a site may give without a request."""
     got = script.gpus_per_node()
     if got and got[0] > 0:
         return True
+    if _srun_asks_gpus(job.step(script)):
+        return True
     from doctor.job.cluster import partition_gpus   # (cluster.py imports the job model)
 
     return None if (partition_gpus(job, script) or 0) > 0 else False
+
+
+SRUN_GPU_OPTIONS = ("--gpus", "-G", "--gpus-per-node", "--gpus-per-task", "--gres")
+
+
+def _srun_asks_gpus(step: Any) -> bool:
+    """Whether an srun of the step asks for GPUs: --gpus/-G, --gpus-per-node,
+    --gpus-per-task `[type:]count` or --gres=gpu[:type][:count], a count above 0 (one the
+    doctor cannot read counts as a request, as Slurm's `gpu:TYPE` is one GPU)."""
+    for launcher in step.chain:
+        if launcher.kind != "srun":
+            continue
+        words = list(launcher.argv[1:])   # srun's own options (the program is not in it)
+        for i, w in enumerate(words):
+            key, eq, value = w.partition("=")
+            if key.startswith("-G") and len(key) > 2:
+                key, value = "-G", key[2:]
+            elif key in SRUN_GPU_OPTIONS and not eq:
+                value = words[i + 1] if i + 1 < len(words) else ""
+            if key not in SRUN_GPU_OPTIONS or not value:
+                continue
+            if key == "--gres":
+                items = [g.partition(":")[2] for g in value.split(",")
+                         if g.split(":")[0] == "gpu"]
+                if not items:
+                    continue
+                value = items[0]
+            last = value.rsplit(":", 1)[-1].strip()
+            if not last.isdigit() or int(last) > 0:
+                return True
+    return False
 
 
 def _decide(job: Any, script: Any) -> Platform:
