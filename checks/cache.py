@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check
-from doctor.job.cluster import other_cluster
+from doctor.job.cluster import jobs_elsewhere
 from doctor.job.configs import LineDict, is_unresolved, keypath
 from doctor.job.context import Job
 from doctor.job.hydra import resolve_oc_env
@@ -498,8 +498,7 @@ def shm_too_small(job: Job, *, min_gib: float = 1.0, batch_mib: int = 64,
     # A job every script of which is for another cluster runs on that cluster's nodes:
     # this machine's /dev/shm is not its, so it only warns, saying why (the rule
     # fd-limit-too-low follows, issue 26).
-    others = [other_cluster(job, s) for s in job.scripts]
-    other = others[0] if others and all(others) else None
+    other = jobs_elsewhere(job)
     here = f" — this machine's /dev/shm: {other}; that cluster's is not known here" \
         if other else ""
     tied = {"other_cluster": other} if other else {}
