@@ -53,9 +53,13 @@ def config_not_found(job: Job) -> Iterator[Finding]:
     file the config directory lacks is an error at that entry, naming the `.gitignore`
     rule when one hides the file from every clone (a bare `data` also ignores
     configs/data/). Not judged: `optional` entries, Hydra's own groups (`hydra/…`, whose
-    configs come with Hydra and its plugins), configs whose `hydra.searchpath` adds
-    directories, and names the step's code stores in Hydra's ConfigStore (`cs.store(
-    name="base_config", node=...)`; any, when a store call's name is not a literal).
+    configs come with Hydra and its plugins), jobs whose search path holds more than the
+    config directory (a `hydra.searchpath` in a config or on the command line, `-cd`/
+    `--config-dir`, a `hydra_plugins` package in the repo or an installed search path
+    plugin: the entry may be found there), and names the step's code stores in Hydra's
+    ConfigStore (`cs.store(name="base_config", node=...)`; any, when a store call's name
+    is not a literal). With `-cd DIR` the primary config still comes from the code's
+    `config_path` when it is there, as in Hydra.
 
     ## Why it matters
     The program stops at its first line, `FileNotFoundError` or Hydra's `Cannot find
@@ -168,7 +172,7 @@ def _config_store(job: Job, step) -> Optional[set]:
 def _missing_default(job: Job, path: Path, step, entry: tuple, group: str,
                      scripts: list) -> Finding:
     """A Hydra defaults list chooses a config that the config directory lacks (and no
-    `hydra.searchpath` adds another): Hydra stops with "Could not find '<group>/<name>'"
+    other directory is on Hydra's search path): Hydra stops with "Could not find '<group>/<name>'"
     before the training starts. A `.gitignore` rule that hides the file from every clone
     is named (the file may exist in the author's checkout)."""
     at = (job.rel(os.path.normpath(entry[0])), entry[1])

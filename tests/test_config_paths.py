@@ -9,11 +9,14 @@ reports the config, and reads it where the check is silent.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from conftest import ROOT, git_repo, result_of, run_doctor, validate_report
 
@@ -247,3 +250,42 @@ def test_a_defaults_entry_the_code_registers_in_the_config_store_is_not_a_file(t
                                        "  - data: missing\n",
                        {"src/train.py": main.replace("name='base_config'", "name=NAME")})
     assert not _report(repo, "job.sbatch")["findings"]
+
+
+SEARCH_PATH_PLUGIN = (
+    "import os\n\nfrom hydra.core.config_search_path import ConfigSearchPath\n"
+    "from hydra.plugins.search_path_plugin import SearchPathPlugin\n\n\n"
+    "class SharedConfigs(SearchPathPlugin):\n"
+    "    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:\n"
+    "        here = os.path.dirname(os.path.abspath(__file__))\n"
+    "        search_path.append('shared', 'file://' + os.path.join(here, '..', '..', 'shared'))\n")
+
+
+FORMS = {
+    "searchpath": ("'hydra.searchpath=[file://shared]'", {}),
+    "config-dir": ("-cd shared", {}),
+    "config-dir-long": ("--config-dir=shared", {}),
+    "plugin": ("", {"hydra_plugins/shared_sp/__init__.py": SEARCH_PATH_PLUGIN}),
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_defaults_found_on_a_search_path_the_doctor_does_not_read_are_not_errors(
+        tmp_path, form):
+    """`data: standard` lives outside configs/, in a directory Hydra adds to its search
+    path: a `hydra.searchpath` override on the command line, `-cd`/`--config-dir` (an extra
+    directory; the primary config still comes from the code's config_path), or a
+    SearchPathPlugin in the repo's hydra_plugins package. The real Hydra composes each;
+    the doctor cannot see the whole search path, so no error (a false config-not-found
+    was reported in each form)."""
+    args, extra = FORMS[form]
+    repo = _hydra_repo(tmp_path, "defaults:\n  - _self_\n  - data: standard\n"
+                                 "  - trainer: default\n", {
+        "job.sbatch": HEAD + f"srun python src/train.py trainer=ddp {args}\n",
+        "shared/data/standard.yaml": "name: std\n", **extra})
+    res = _report(repo, "job.sbatch")
+    assert not [f for f in res["findings"] if f["severity"] == "error"], res["findings"]
+    run = subprocess.run([sys.executable, "src/train.py", "trainer=ddp", *shlex.split(args)],
+                         cwd=repo, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(repo)})
+    assert run.returncode == 0 and "trained std" in run.stdout, run.stderr[-2000:]

@@ -30,7 +30,8 @@ class Composition:
     # (file, (path, line) of the entry, group) of each non-optional defaults entry whose
     # file is not under the config directory: Hydra stops with "Could not find …"
     missing: List[tuple] = field(default_factory=list)
-    searchpath: bool = False   # `hydra.searchpath` adds directories the doctor does not read
+    # `hydra.searchpath` (in a config or an override) adds directories the doctor does not read
+    searchpath: bool = False
 
 
 @dataclass
@@ -122,8 +123,8 @@ class _Composer:
             self.note(f"Hydra refuses to delete {key}: not in the defaults list")
         data = self.result.data
         hydra_node = data.pop("hydra", None)
-        self.result.searchpath = isinstance(hydra_node, dict) and bool(
-            hydra_node.get("searchpath"))
+        self.result.searchpath = self.result.searchpath or isinstance(hydra_node, dict) and \
+            bool(hydra_node.get("searchpath"))
         self.result.data = apply_overrides(data, values, self.origin, self.result.notes)
         return self.result
 
@@ -135,7 +136,11 @@ class _Composer:
         values = []
         for o in overrides:
             if o.key == "hydra" or o.key.startswith(("hydra.", "hydra/")):
-                continue  # Hydra's own settings, not the job's config
+                # Hydra's own settings, not the job's config; but `hydra.searchpath=[…]`
+                # (or a `hydra={searchpath: …}` node) adds config directories
+                self.result.searchpath |= o.key.startswith("hydra.searchpath") or (
+                    isinstance(o.value, dict) and "searchpath" in o.value)
+                continue
             if o.tool != "hydra":
                 self.note(f"`{o.raw}` is not a Hydra override: Hydra refuses it")
                 continue

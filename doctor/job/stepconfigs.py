@@ -15,6 +15,7 @@ config-not-found). What the doctor cannot follow is a note, never a guess.
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -41,8 +42,8 @@ class StepConfigs:
     needed: list = field(default_factory=list)
     # (file, (path, line) of the defaults entry, group): Hydra configs a defaults list
     # chooses that the config directory lacks (hydra.py Composition.missing); not filled
-    # for Hydra's own groups (hydra/…: its package's and plugins' configs) nor where
-    # `hydra.searchpath` adds directories
+    # for Hydra's own groups (hydra/…: its package's and plugins' configs) nor where the
+    # search path holds more than the doctor reads (`searched_more`)
     missing_defaults: list = field(default_factory=list)
 
 
@@ -127,16 +128,50 @@ def missing_of(job: Any, step: Any) -> list:
 
 def _hydra_target(job: Any, parsed: ParsedArgs, entry: Optional[Path],
                   cwd: Path) -> Optional[tuple]:
-    """(config dir, config name) from -cn/-cp/-cd, else the entry's @hydra.main."""
+    """(config dir, config name, extra dir or None) from -cn/-cp/-cd, else the entry's
+    @hydra.main. `-cd DIR` adds DIR to the search path after the code's config_path
+    (hydra/_internal/utils.py prepends it before the schema provider only): the primary
+    config comes from config_path when it is there, else from DIR."""
     main = _hydra_main(job, entry) if entry is not None else None
     name = parsed.config_name or (main[1] if main else None)
     if not name:
         return None
-    if parsed.config_dir:
-        return cwd / parsed.config_dir, name
     base = entry.parent if entry is not None else cwd
     path = parsed.config_path or (main[0] if main else None)
-    return (base / path if path else base), name
+    primary = base / path if path else base
+    if not parsed.config_dir:
+        return primary, name, None
+    extra = cwd / parsed.config_dir
+    return (primary if fs.is_file(_primary_file(primary, name), job.unreadable) else extra,
+            name, extra)
+
+
+def _primary_file(config_dir: Path, name: str) -> Path:
+    return config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+
+
+def searched_more(job: Any) -> bool:
+    """True when Hydra plugins the doctor does not run may add config directories: a
+    `hydra_plugins` package in the repo, or an installed one with a SearchPathPlugin
+    (launchers and sweepers, the usual installed plugins, add none). Hydra finds its
+    plugins by importing every `hydra_plugins` package on sys.path (memoized per run)."""
+    return job.memo("hydra_plugins", lambda: _searched_more(job))
+
+
+def _searched_more(job: Any) -> bool:
+    if any("hydra_plugins" in Path(job.rel(f)).parts[:-1]
+           for f in job.repo_files({".py"}, whole=True)):
+        return True
+    for entry in sys.path:
+        plugins = Path(entry or ".") / "hydra_plugins"
+        try:
+            files = list(plugins.rglob("*.py")) if plugins.is_dir() else []
+        except OSError:
+            continue
+        for f in files:
+            if b"SearchPathPlugin" in (fs.read_bytes(f) or b""):
+                return True
+    return False
 
 
 def _hydra_main(job: Any, entry: Path) -> Optional[tuple]:
@@ -175,20 +210,22 @@ def _compose_plain(job: Any, config_dir: Path, name: str, out: StepConfigs,
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
     out.configs.append(ConfigFile(path=Path(job.realpath(file)), rel=job.rel(file), data=comp.data))
     out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
-    out.missing_defaults += _missing_defaults(comp)
+    out.missing_defaults += _missing_defaults(job, comp)
 
 
-def _missing_defaults(comp: Any) -> list:
-    """The composition's missing defaults that the config directory alone decides."""
-    if comp.searchpath:
+def _missing_defaults(job: Any, comp: Any, extra: Optional[Path] = None) -> list:
+    """The composition's missing defaults that the config directory alone decides: none
+    where Hydra searches more (`hydra.searchpath`, `-cd`, a search path plugin), since the
+    entry may be found there."""
+    if comp.searchpath or extra is not None or searched_more(job):
         return []
     return [m for m in comp.missing if m[1] and not (m[2] + "/").startswith("hydra/")]
 
 
 def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: Any,
              out: StepConfigs) -> None:
-    config_dir, name = target
-    file = config_dir / (name if name.endswith((".yaml", ".yml")) else f"{name}.yaml")
+    config_dir, name, extra = target
+    file = _primary_file(config_dir, name)
     if not fs.is_file(file, job.unreadable):
         out.missing.append((job.rel(file), step.script.rel, step.line))
         return
@@ -203,7 +240,7 @@ def _compose(job: Any, target: tuple, parsed: ParsedArgs, origin: tuple, step: A
     out.replaces.append([Path(job.realpath(p)) for p in comp.files] or [Path(job.realpath(file))])
     out.notes += [f"{step.where}: {n}" for n in comp.notes]
     out.needed += [(p, where, True) for p, where in comp.named_by.items()]
-    out.missing_defaults += _missing_defaults(comp)
+    out.missing_defaults += _missing_defaults(job, comp, extra)
 
 
 def _load_once(job: Any, path: Any) -> Any:
