@@ -217,7 +217,7 @@ def _missing_defaults(job: Any, comp: Any, extra: Optional[Path] = None) -> list
     """The composition's missing defaults that the config directory alone decides: none
     where Hydra searches more (`hydra.searchpath`, `-cd`, a search path plugin), since the
     entry may be found there."""
-    if comp.searchpath or extra is not None or searched_more(job):
+    if not comp.missing or comp.searchpath or extra is not None or searched_more(job):
         return []
     return [m for m in comp.missing if m[1] and not (m[2] + "/").startswith("hydra/")]
 
