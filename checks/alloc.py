@@ -11,7 +11,8 @@ from doctor.job.closure import step_files
 from doctor.job.context import Job
 from doctor.job.env import env_location, followed_env
 from doctor.job.launch import scripts_or_none
-from doctor.job.platform import asks_gpus, platform_of
+from doctor.job.cluster import asks_gpus
+from doctor.job.platform import platform_of
 from doctor.job.sources import dotted, tree_of
 from doctor.model import script_fix
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from doctor import Finding, Location, Severity, Skip, check, edits
-from doctor.job.cluster import jobs_elsewhere
+from doctor.job.cluster import asks_gpus, jobs_elsewhere
 from doctor.job.context import Job
 from doctor.job.env import env_location
-from doctor.job.platform import asks_gpus
 
 VISIBILITY = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
               "GPU_DEVICE_ORDINAL")

@@ -232,6 +232,21 @@ def test_hip_alloc_conf_judges_a_step_that_asks_on_srun(tmp_path, step):
     assert "expandable_segments:True" in result["findings"][0]["message"], result
 
 
+def test_a_container_that_binds_the_gpus_asks_for_them(tmp_path):
+    """`singularity exec --rocm` binds the node's GPUs into the container: the job means
+    to use them, on a partition nothing here describes (the hostile-text tests' ROCm job);
+    the same image run without --rocm (LUMI-AI-example's CPU convert.sh) asks for none."""
+    with_rocm = repo_with(tmp_path / "rocm", HEAD + "#SBATCH -N 1\n"
+                          "export PYTORCH_HIP_ALLOC_CONF=garbage_collection_threshold:0.8\n"
+                          f"srun singularity exec --rocm {ROCM_IMAGE} python train.py\n")
+    code, result, _ = run(with_rocm, "hip-alloc-conf", "--static")
+    assert result["status"] == "fail", result
+    without = repo_with(tmp_path / "plain", HEAD + "#SBATCH -N 1\n"
+                        f"srun singularity exec {ROCM_IMAGE} python train.py\n")
+    code, result, _ = run(without, "hip-alloc-conf", "--static")
+    assert result["status"] == "skip" and "asks for no GPU" in result["reason"], result
+
+
 @pytest.mark.parametrize("srun,status", [
     ("srun --gres=gpu:2", "fail"),           # the step's request counts on any partition
     ("srun --gpus-per-node=0", "skip"),      # a count of 0 asks for none

@@ -40,7 +40,7 @@ def test_the_torch_probe_is_a_fork_of_the_smokes_zygote(tmp_path):
     assert child.returncode == 0
     child_zygote = zygote._current
     # the DDP smoke's ranks are served by the same zygote: no second import of torch
-    from checks.smoke import plan_for
+    from doctor.checks.smoke import plan_for
     from doctor.smoke.launcher import Launcher
 
     env = Launcher(plan_for(job)).env_for(0, time.time() + 60, Path(tempfile.gettempdir()))

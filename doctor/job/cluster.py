@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from doctor.job.context import Job
+from doctor.job.platform import container_binds_gpus, srun_asks_gpus
 from doctor.proc import run_cmd
 
 SCONTROL_TIMEOUT_S = 3.0
@@ -268,3 +269,19 @@ def jobs_elsewhere(job: Job) -> Optional[str]:
     one may run here, or when there is no job script (the training starts from here)."""
     whys = [other_cluster(job, s) for s in job.scripts]
     return whys[0] if whys and all(whys) else None
+
+
+def asks_gpus(job: Any, script: Any) -> Optional[bool]:
+    """Whether a job script asks for GPUs. True: `#SBATCH` --gpus*, --gres=gpu or
+    --gpus-per-task, or the same on the training step's srun (`srun --gpus-per-node=8`),
+    or a container step that binds the GPUs (`singularity exec --rocm`, `--nv`).
+    False: it asks for none and its partition's nodes have none, where that is known (a
+    CPU job, even one that runs a GPU build's image for Python). None: it asks for none,
+    but its partition's nodes have GPUs, which a site may give without a request."""
+    got = script.gpus_per_node()
+    if got and got[0] > 0:
+        return True
+    step = job.step(script)
+    if srun_asks_gpus(step) or container_binds_gpus(step):
+        return True
+    return None if (partition_gpus(job, script) or 0) > 0 else False

@@ -65,26 +65,18 @@ def platform_of(job: Any, script: Any = None) -> Platform:
                     lambda: _decide(job, script))
 
 
-def asks_gpus(job: Any, script: Any) -> Optional[bool]:
-    """Whether a job script asks for GPUs. True: `#SBATCH` --gpus*, --gres=gpu or
-    --gpus-per-task, or the same on the training step's srun (`srun --gpus-per-node=8`).
-    False: it asks for none and its partition's nodes have none, where that is known (a
-    CPU job, even one that runs a GPU build's image for Python). None: it asks for none,
-    but its partition's nodes have GPUs, which a site may give without a request."""
-    got = script.gpus_per_node()
-    if got and got[0] > 0:
-        return True
-    if _srun_asks_gpus(job.step(script)):
-        return True
-    from doctor.job.cluster import partition_gpus   # (cluster.py imports the job model)
-
-    return None if (partition_gpus(job, script) or 0) > 0 else False
+def container_binds_gpus(step: Any) -> bool:
+    """`singularity exec --rocm` / `apptainer run --nv`: the step binds the node's GPUs
+    into its container, so it means to use them (a CPU job runs the image without)."""
+    return any(launcher.kind == "container" and
+               any(w in ("--rocm", "--nv", "--nvccli") for w in launcher.argv)
+               for launcher in step.chain)
 
 
 SRUN_GPU_OPTIONS = ("--gpus", "-G", "--gpus-per-node", "--gpus-per-task", "--gres")
 
 
-def _srun_asks_gpus(step: Any) -> bool:
+def srun_asks_gpus(step: Any) -> bool:
     """Whether an srun of the step asks for GPUs: --gpus/-G, --gpus-per-node,
     --gpus-per-task `[type:]count` or --gres=gpu[:type][:count], a count above 0 (one the
     doctor cannot read counts as a request, as Slurm's `gpu:TYPE` is one GPU)."""
